@@ -1,0 +1,99 @@
+/**
+ * The narrow interface the rest of the orchestrator uses to talk AdCP.
+ * Everything behind it (src/adcp/*) is the only code that imports @adcp/sdk.
+ */
+import type { AdcpTaskStatus } from '../domain/status.js';
+
+export type AdcpProtocol = 'mcp' | 'a2a';
+export type ErrorRecovery = 'transient' | 'correctable' | 'terminal';
+
+export interface AgentEndpoint {
+  /** Agent URL as registered (MCP endpoint, or A2A base URL / agent card URL). */
+  url: string;
+  protocol: AdcpProtocol;
+  /** Bearer token for the agent, already decrypted. Never logged. */
+  authToken?: string;
+}
+
+/** The AdCP error pulled out of a reply or a transport failure. */
+export interface AdcpError {
+  code: string;
+  message?: string;
+  recovery?: ErrorRecovery;
+  /** Seconds, as the seller said it (already clamped to 1..3600). */
+  retryAfterSeconds?: number;
+  field?: string;
+  details?: unknown;
+}
+
+/**
+ * One reply from an agent, read from the raw payload (never from the SDK's mapped
+ * status, which turns `auth-required` into completed and `rejected`/`canceled` into failed).
+ */
+export interface TaskReply {
+  /** The AdCP task status the reply stands for (for a sync create_media_buy success, `completed`). */
+  status: AdcpTaskStatus;
+  taskId?: string;
+  contextId?: string;
+  message?: string;
+  /** Seller's `timestamp` on the reply if any, epoch ms. */
+  timestamp?: number;
+  /** The AdCP response payload (the task's data, envelope fields included). */
+  data: Record<string, unknown>;
+  /** Present when the reply carries an AdCP error (errors[] / adcp_error / error). */
+  error?: AdcpError;
+  /** `replayed: true` from an idempotent replay. */
+  replayed?: boolean;
+}
+
+export interface ListedTask {
+  taskId: string;
+  taskType: string;
+  status: AdcpTaskStatus;
+  createdAt?: string;
+  updatedAt?: string;
+  context?: unknown;
+}
+
+export interface ListTasksPage {
+  tasks: ListedTask[];
+  hasMore: boolean;
+  cursor?: string;
+}
+
+export interface CallOptions {
+  /** Abort the call after this many ms (the reply is then unknown: an ambiguous send). */
+  timeoutMs?: number;
+}
+
+/**
+ * Thrown when no AdCP reply was obtained: network failure, timeout, HTTP error,
+ * or a JSON-RPC error before dispatch. `adcpError` is set when the transport
+ * carried one (e.g. 429 with `retry_after`).
+ */
+export class AdcpTransportError extends Error {
+  constructor(
+    message: string,
+    readonly kind: 'network' | 'timeout' | 'http' | 'rpc' | 'protocol',
+    readonly httpStatus?: number,
+    readonly adcpError?: AdcpError,
+  ) {
+    super(message);
+    this.name = 'AdcpTransportError';
+  }
+}
+
+export interface AdcpClient {
+  /** Call any AdCP task; `params` are sent as given (idempotency_key etc. already inside). */
+  callTask(agent: AgentEndpoint, task: string, params: Record<string, unknown>, opts?: CallOptions): Promise<TaskReply>;
+  /** Poll one task (`tasks/get`, or `get_task_status` where the seller offers it). */
+  getTask(agent: AgentEndpoint, taskId: string, opts?: CallOptions): Promise<TaskReply>;
+  /** One page of the seller's tasks (`list_tasks` / `tasks/list`). */
+  listTasks(
+    agent: AgentEndpoint,
+    query: { statuses?: AdcpTaskStatus[]; cursor?: string; maxResults?: number },
+    opts?: CallOptions,
+  ): Promise<ListTasksPage>;
+  /** Close cached connections. */
+  close(): Promise<void>;
+}
