@@ -1,0 +1,67 @@
+/**
+ * Configuration from the environment (DESIGN.md §7), validated once at start.
+ * A bad value stops the process with a message naming the variable.
+ */
+import { z } from 'zod';
+
+const intMs = (def: number) =>
+  z.coerce
+    .number({ message: 'must be a number of milliseconds' })
+    .int('must be a whole number of milliseconds')
+    .nonnegative('must not be negative')
+    .default(def);
+
+const databaseUrl = z
+  .string()
+  .default('sqlite:./data/orchestrator.db')
+  .refine((v) => /^sqlite:/.test(v) || /^postgres(ql)?:\/\//.test(v), {
+    message: 'must start with sqlite: or postgres://',
+  });
+
+const optionalUrl = z
+  .string()
+  .url('must be an absolute URL such as https://orch.example.net')
+  .transform((v) => v.replace(/\/+$/, ''))
+  .optional();
+
+export const ConfigSchema = z.object({
+  ADCP_ORCH_DATABASE_URL: databaseUrl,
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().default('127.0.0.1'),
+  ADCP_ORCH_PUBLIC_URL: optionalUrl,
+  ADCP_ORCH_SECRET_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
+  ADCP_ORCH_API_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  ADCP_ORCH_POLL_INTERVAL_MS: intMs(30_000),
+  ADCP_ORCH_BACKUP_POLL_AFTER_MS: intMs(120_000),
+  ADCP_ORCH_RECONCILE_INTERVAL_MS: intMs(900_000),
+  /** How long a `working` reply is left alone before polling starts (PROTOCOL.md §6: ~5 min). */
+  ADCP_ORCH_WORKING_TIMEOUT_MS: intMs(300_000),
+  /** Longest wait for one call to an agent before the send counts as ambiguous. */
+  ADCP_ORCH_CALL_TIMEOUT_MS: intMs(30_000),
+  /** How long POST /v1/operations waits for the first reply before answering 202 anyway. */
+  ADCP_ORCH_SYNC_WAIT_MS: intMs(10_000),
+  /** Polls of one task before it is marked stalled (then reconciled slowly). */
+  ADCP_ORCH_MAX_POLLS: z.coerce.number().int().positive().default(2_000),
+  /** Scheduler tick when nothing woke it earlier. */
+  ADCP_ORCH_SCHEDULER_TICK_MS: intMs(1_000),
+});
+
+export type Config = z.infer<typeof ConfigSchema>;
+
+export class ConfigError extends Error {
+  constructor(readonly issues: string[]) {
+    super(`Invalid configuration:\n  ${issues.join('\n  ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Config> = {}): Config {
+  // Empty strings count as unset, as most shells and .env files mean them.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = ConfigSchema.safeParse({ ...cleaned, ...overrides });
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+  }
+  return parsed.data;
+}

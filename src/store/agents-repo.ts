@@ -1,0 +1,58 @@
+/** Registered agents. The bearer token is stored sealed and never leaves this layer unsealed except to call the agent. */
+import { randomUUID } from 'node:crypto';
+import type { Db } from './db.js';
+import type { AgentsTable } from './schema.js';
+
+export type AgentRow = AgentsTable;
+
+export interface NewAgent {
+  tenantId: string;
+  name: string;
+  role: 'seller' | 'governance';
+  url: string;
+  protocol: 'mcp' | 'a2a';
+  authTokenSealed?: string | null;
+  webhookSigning?: unknown;
+}
+
+export class AgentsRepo {
+  constructor(private readonly db: Db) {}
+
+  async insert(agent: NewAgent, now = Date.now()): Promise<AgentRow> {
+    const row: AgentRow = {
+      id: randomUUID(),
+      tenant_id: agent.tenantId,
+      name: agent.name,
+      role: agent.role,
+      url: agent.url,
+      protocol: agent.protocol,
+      auth_token_enc: agent.authTokenSealed ?? null,
+      webhook_signing: agent.webhookSigning === undefined ? null : JSON.stringify(agent.webhookSigning),
+      created_at: now,
+    };
+    await this.db.kysely.insertInto('agents').values(row).execute();
+    return row;
+  }
+
+  async get(id: string): Promise<AgentRow | undefined> {
+    return this.db.kysely.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  async getForTenant(tenantId: string, id: string): Promise<AgentRow | undefined> {
+    return this.db.kysely.selectFrom('agents').selectAll().where('id', '=', id).where('tenant_id', '=', tenantId).executeTakeFirst();
+  }
+
+  async findByUrl(tenantId: string, url: string): Promise<AgentRow | undefined> {
+    return this.db.kysely.selectFrom('agents').selectAll().where('tenant_id', '=', tenantId).where('url', '=', url).executeTakeFirst();
+  }
+
+  async list(tenantId: string): Promise<AgentRow[]> {
+    return this.db.kysely.selectFrom('agents').selectAll().where('tenant_id', '=', tenantId).orderBy('created_at').orderBy('id').execute();
+  }
+
+  async listAll(role?: string): Promise<AgentRow[]> {
+    let q = this.db.kysely.selectFrom('agents').selectAll();
+    if (role) q = q.where('role', '=', role);
+    return q.orderBy('created_at').execute();
+  }
+}

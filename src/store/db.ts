@@ -1,0 +1,60 @@
+/**
+ * Opens the database named by a URL: `sqlite:<path>` (embedded, the default) or
+ * `postgres://…`. The rest of the store sees one Kysely instance plus a dialect
+ * flag for the few queries that must differ (claiming work, locking a row).
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema.js';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+export interface Db {
+  kysely: Kysely<Database>;
+  dialect: DialectName;
+  /** Where it lives, without credentials, for logs. */
+  describe: string;
+  close(): Promise<void>;
+}
+
+// PostgreSQL returns BIGINT as text to avoid precision loss; our BIGINTs are epoch
+// milliseconds and counters, far inside Number's exact range.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+export function sqlitePathFromUrl(url: string): string {
+  const path = url.replace(/^sqlite:(\/\/)?/, '');
+  if (!path) throw new Error('sqlite URL needs a file path, e.g. sqlite:./data/orchestrator.db');
+  return path;
+}
+
+export function openDb(url: string, opts: { poolSize?: number } = {}): Db {
+  if (url.startsWith('sqlite:')) {
+    const path = sqlitePathFromUrl(url);
+    if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
+    const database = new SQLite(path);
+    // WAL for concurrent readers; synchronous=FULL so an acknowledged write survives
+    // power loss (DESIGN.md §9); busy_timeout so several processes on one file wait
+    // for the write lock instead of failing.
+    database.pragma('journal_mode = WAL');
+    database.pragma('synchronous = FULL');
+    database.pragma('busy_timeout = 10000');
+    database.pragma('foreign_keys = ON');
+    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+    return { kysely, dialect: 'sqlite', describe: `sqlite:${path}`, close: () => kysely.destroy() };
+  }
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10 });
+    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const parsed = new URL(url);
+    return {
+      kysely,
+      dialect: 'postgres',
+      describe: `postgres://${parsed.host}${parsed.pathname}`,
+      close: () => kysely.destroy(),
+    };
+  }
+  throw new Error(`Unsupported database URL (want sqlite:<path> or postgres://…): ${url.split('@').pop()}`);
+}

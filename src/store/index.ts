@@ -1,0 +1,41 @@
+/** The store: one database, its repositories, opened and migrated together. */
+import { AgentsRepo } from './agents-repo.js';
+import { openDb, type Db } from './db.js';
+import { IdempotencyRepo } from './idempotency-repo.js';
+import { migrateToLatest } from './migrate.js';
+import { OperationsRepo } from './operations-repo.js';
+import { TenantsRepo } from './tenants-repo.js';
+
+export interface Store {
+  db: Db;
+  tenants: TenantsRepo;
+  agents: AgentsRepo;
+  operations: OperationsRepo;
+  idempotency: IdempotencyRepo;
+  close(): Promise<void>;
+}
+
+export function storeFor(db: Db): Store {
+  return {
+    db,
+    tenants: new TenantsRepo(db),
+    agents: new AgentsRepo(db),
+    operations: new OperationsRepo(db),
+    idempotency: new IdempotencyRepo(db),
+    close: () => db.close(),
+  };
+}
+
+export async function openStore(url: string, opts: { migrate?: boolean; poolSize?: number } = {}): Promise<Store> {
+  const db = openDb(url, { poolSize: opts.poolSize });
+  try {
+    if (opts.migrate !== false) await migrateToLatest(db);
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  return storeFor(db);
+}
+
+export type { OperationRow, EventRow, Lease } from './operations-repo.js';
+export type { AgentRow } from './agents-repo.js';

@@ -1,0 +1,22 @@
+/**
+ * Runs the schema migrations. Kysely's migrator takes a lock first (an advisory
+ * lock on PostgreSQL, the write lock on SQLite), so several instances starting
+ * together apply each migration exactly once.
+ */
+import { Migrator, type Migration, type MigrationProvider } from 'kysely';
+import type { Db } from './db.js';
+import { initial } from './migrations/001-initial.js';
+
+function migrationsFor(db: Db): Record<string, Migration> {
+  return {
+    '001-initial': initial(db.dialect),
+  };
+}
+
+export async function migrateToLatest(db: Db): Promise<string[]> {
+  const provider: MigrationProvider = { getMigrations: async () => migrationsFor(db) };
+  const migrator = new Migrator({ db: db.kysely, provider });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

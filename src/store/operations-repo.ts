@@ -1,0 +1,219 @@
+/**
+ * Operations and their event history: the durable heart of the orchestrator.
+ *
+ * Every change goes through `mutate`, which reads the row inside a write
+ * transaction (locked), lets the caller decide, then writes the row and its
+ * events together. Work claimed by the scheduler carries a lease; a mutation
+ * made under a lease is refused when the lease has moved on, so a worker that
+ * lost its lease (slow, paused, presumed dead) changes nothing.
+ */
+import { sql, type Selectable } from 'kysely';
+import type { Db } from './db.js';
+import type { OperationsTable } from './schema.js';
+import { inWriteTransaction, type Tx } from './tx.js';
+
+export type OperationRow = Selectable<OperationsTable>;
+export type OperationPatch = Partial<Omit<OperationRow, 'id' | 'tenant_id' | 'agent_id' | 'created_at'>>;
+
+export interface NewEvent {
+  source: string;
+  kind: string;
+  from?: string | null;
+  to?: string | null;
+  detail?: unknown;
+  at?: number;
+}
+
+export interface EventRow {
+  id: number;
+  operation_id: string;
+  tenant_id: string;
+  at: number;
+  source: string;
+  kind: string;
+  from_status: string | null;
+  to_status: string | null;
+  detail: string | null;
+}
+
+export interface Lease {
+  owner: string;
+  epoch: number;
+}
+
+export type MutateResult<T> =
+  | { outcome: 'applied'; row: OperationRow; value: T; events: EventRow[] }
+  | { outcome: 'unchanged'; row: OperationRow; value: T }
+  | { outcome: 'lease_lost'; row: OperationRow }
+  | { outcome: 'not_found' };
+
+/** What a mutation decides: a patch and events to write, or nothing, plus a value for the caller. */
+export interface MutationPlan<T> {
+  patch?: OperationPatch;
+  events?: NewEvent[];
+  value: T;
+}
+
+export interface ListFilters {
+  status?: string;
+  type?: string;
+  agentId?: string;
+  needsInput?: boolean;
+  stalled?: boolean;
+}
+
+export class OperationsRepo {
+  constructor(private readonly db: Db) {}
+
+  async insert(row: OperationRow, event: NewEvent): Promise<EventRow[]> {
+    return inWriteTransaction(this.db, async (trx) => {
+      await trx.insertInto('operations').values(row).execute();
+      return this.insertEvents(trx, row, [event]);
+    });
+  }
+
+  async get(id: string): Promise<OperationRow | undefined> {
+    return this.db.kysely.selectFrom('operations').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  async getForTenant(tenantId: string, id: string): Promise<OperationRow | undefined> {
+    return this.db.kysely.selectFrom('operations').selectAll().where('id', '=', id).where('tenant_id', '=', tenantId).executeTakeFirst();
+  }
+
+  async findByWebhookToken(token: string): Promise<OperationRow | undefined> {
+    return this.db.kysely.selectFrom('operations').selectAll().where('webhook_token', '=', token).executeTakeFirst();
+  }
+
+  async findByTask(agentId: string, taskId: string): Promise<OperationRow | undefined> {
+    return this.db.kysely.selectFrom('operations').selectAll().where('agent_id', '=', agentId).where('task_id', '=', taskId).executeTakeFirst();
+  }
+
+  async events(operationId: string): Promise<EventRow[]> {
+    return this.db.kysely.selectFrom('operation_events').selectAll().where('operation_id', '=', operationId).orderBy('id').execute();
+  }
+
+  /** Events of a tenant after a given id, oldest first (SSE resume). */
+  async eventsSince(tenantId: string, afterId: number, limit = 500): Promise<EventRow[]> {
+    return this.db.kysely
+      .selectFrom('operation_events')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('id', '>', afterId)
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+  }
+
+  /** Newest first, keyset-paginated on (created_at, id). */
+  async list(tenantId: string, filters: ListFilters, limit: number, cursor?: { createdAt: number; id: string }): Promise<OperationRow[]> {
+    let q = this.db.kysely.selectFrom('operations').selectAll().where('tenant_id', '=', tenantId);
+    if (filters.status) q = q.where('status', '=', filters.status);
+    if (filters.type) q = q.where('type', '=', filters.type);
+    if (filters.agentId) q = q.where('agent_id', '=', filters.agentId);
+    if (filters.needsInput !== undefined) q = q.where('needs_input', '=', filters.needsInput ? 1 : 0);
+    if (filters.stalled !== undefined) q = q.where('stalled', '=', filters.stalled ? 1 : 0);
+    if (cursor) {
+      q = q.where((eb) =>
+        eb.or([eb('created_at', '<', cursor.createdAt), eb.and([eb('created_at', '=', cursor.createdAt), eb('id', '<', cursor.id)])]),
+      );
+    }
+    return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+  }
+
+  /**
+   * Claims up to `limit` due operations in one statement: sets the lease owner and
+   * expiry and counts the attempt, so two workers can never hold the same row.
+   * Expired leases are due again by the same condition, with no sweeper needed.
+   */
+  async claimDue(owner: string, now: number, leaseMs: number, limit: number): Promise<OperationRow[]> {
+    const leaseUntil = now + leaseMs;
+    if (this.db.dialect === 'postgres') {
+      const { rows } = await sql<OperationRow>`
+        WITH due AS (
+          SELECT id FROM operations
+          WHERE next_check_at IS NOT NULL AND next_check_at <= ${now}
+            AND (lease_until IS NULL OR lease_until <= ${now})
+          ORDER BY next_check_at
+          LIMIT ${limit}
+          FOR UPDATE SKIP LOCKED
+        )
+        UPDATE operations o
+        SET lease_owner = ${owner}, lease_until = ${leaseUntil}, attempt = o.attempt + 1, lease_epoch = o.lease_epoch + 1
+        FROM due WHERE o.id = due.id
+        RETURNING o.*`.execute(this.db.kysely);
+      return rows;
+    }
+    // A single UPDATE is atomic in SQLite and takes the write lock for its duration.
+    const { rows } = await sql<OperationRow>`
+      UPDATE operations
+      SET lease_owner = ${owner}, lease_until = ${leaseUntil}, attempt = attempt + 1, lease_epoch = lease_epoch + 1
+      WHERE id IN (
+        SELECT id FROM operations
+        WHERE next_check_at IS NOT NULL AND next_check_at <= ${now}
+          AND (lease_until IS NULL OR lease_until <= ${now})
+        ORDER BY next_check_at
+        LIMIT ${limit}
+      )
+      RETURNING *`.execute(this.db.kysely);
+    return rows;
+  }
+
+  /** Claims one operation now, whatever its timer says, unless someone else holds a live lease. */
+  async claimOne(id: string, owner: string, now: number, leaseMs: number): Promise<OperationRow | undefined> {
+    const { rows } = await sql<OperationRow>`
+      UPDATE operations
+      SET lease_owner = ${owner}, lease_until = ${now + leaseMs}, attempt = attempt + 1, lease_epoch = lease_epoch + 1
+      WHERE id = ${id} AND next_check_at IS NOT NULL AND (lease_until IS NULL OR lease_until <= ${now})
+      RETURNING *`.execute(this.db.kysely);
+    return rows[0];
+  }
+
+  /** Earliest timer, so the scheduler can sleep until then. */
+  async nextDueAt(): Promise<number | null> {
+    const row = await this.db.kysely
+      .selectFrom('operations')
+      .select((eb) => eb.fn.min('next_check_at').as('at'))
+      .where('next_check_at', 'is not', null)
+      .executeTakeFirst();
+    return row?.at == null ? null : Number(row.at);
+  }
+
+  /**
+   * Reads the row locked, lets `plan` decide, writes the patch and events together.
+   * With a lease, nothing is written unless that lease is still the current one.
+   */
+  async mutate<T>(id: string, lease: Lease | null, plan: (row: OperationRow) => MutationPlan<T>, now = Date.now()): Promise<MutateResult<T>> {
+    return inWriteTransaction(this.db, async (trx) => {
+      let q = trx.selectFrom('operations').selectAll().where('id', '=', id);
+      if (this.db.dialect === 'postgres') q = q.forUpdate();
+      const row = await q.executeTakeFirst();
+      if (!row) return { outcome: 'not_found' as const };
+      if (lease && (row.lease_owner !== lease.owner || row.lease_epoch !== lease.epoch)) {
+        return { outcome: 'lease_lost' as const, row };
+      }
+      const decided = plan(row);
+      const events = decided.events ?? [];
+      if (!decided.patch && events.length === 0) return { outcome: 'unchanged' as const, row, value: decided.value };
+      const patch: OperationPatch = { ...decided.patch, updated_at: now };
+      await trx.updateTable('operations').set(patch).where('id', '=', id).execute();
+      const updated = { ...row, ...patch } as OperationRow;
+      const written = await this.insertEvents(trx, updated, events, now);
+      return { outcome: 'applied' as const, row: updated, value: decided.value, events: written };
+    });
+  }
+
+  private async insertEvents(trx: Tx, row: OperationRow, events: NewEvent[], now = Date.now()): Promise<EventRow[]> {
+    if (events.length === 0) return [];
+    const values = events.map((e) => ({
+      operation_id: row.id,
+      tenant_id: row.tenant_id,
+      at: e.at ?? now,
+      source: e.source,
+      kind: e.kind,
+      from_status: e.from ?? null,
+      to_status: e.to ?? null,
+      detail: e.detail === undefined ? null : JSON.stringify(e.detail),
+    }));
+    return trx.insertInto('operation_events').values(values).returningAll().execute();
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * Table shapes as Kysely sees them. Both dialects store the same columns:
+ * times are epoch milliseconds (BIGINT), booleans are 0/1 integers and JSON is
+ * text, so that a row reads back identically from SQLite and PostgreSQL and the
+ * exact request bytes we sent can be resent after a crash.
+ */
+import type { Generated } from 'kysely';
+
+export interface TenantsTable {
+  id: string;
+  name: string;
+  created_at: number;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  tenant_id: string;
+  /** SHA-256 of the whole key; keys are 256-bit random, so a plain hash cannot be brute-forced. */
+  key_hash: string;
+  /** The first characters, to tell keys apart in listings. */
+  prefix: string;
+  created_at: number;
+}
+
+export interface AgentsTable {
+  id: string;
+  tenant_id: string;
+  name: string;
+  role: string;
+  url: string;
+  protocol: string;
+  /** Bearer token, AES-256-GCM encrypted with ADCP_ORCH_SECRET_KEY. */
+  auth_token_enc: string | null;
+  /** JSON {jwks?, jwks_uri?, brand_json_url?}: public material, not secret. */
+  webhook_signing: string | null;
+  created_at: number;
+}
+
+export interface OperationsTable {
+  id: string;
+  tenant_id: string;
+  agent_id: string;
+  type: string;
+  status: string;
+  task_id: string | null;
+  context_id: string | null;
+  idempotency_key: string;
+  /** The exact JSON text sent to the agent (resent byte for byte after an ambiguous send). */
+  request_body: string;
+  result: string | null;
+  error: string | null;
+  needs_input: number;
+  input_message: string | null;
+  stalled: number;
+  stalled_reason: string | null;
+  deadline_at: number | null;
+  /** The durable timer: when the scheduler should next look at this operation. */
+  next_check_at: number | null;
+  /** What to do when the timer fires: send | poll. */
+  check_kind: string | null;
+  poll_count: number;
+  attempt: number;
+  lease_owner: string | null;
+  lease_until: number | null;
+  lease_epoch: number;
+  webhook_mode: string;
+  webhook_token: string | null;
+  webhook_secret_enc: string | null;
+  /** The newest sender `timestamp` applied, to drop stale out-of-order reports. */
+  last_observed_at: number | null;
+  created_at: number;
+  updated_at: number;
+  completed_at: number | null;
+  parent_id: string | null;
+}
+
+export interface OperationEventsTable {
+  id: Generated<number>;
+  operation_id: string;
+  tenant_id: string;
+  at: number;
+  source: string;
+  kind: string;
+  from_status: string | null;
+  to_status: string | null;
+  detail: string | null;
+}
+
+export interface ApiIdempotencyTable {
+  tenant_id: string;
+  key: string;
+  request_hash: string;
+  /** Null while the first request is still being processed. */
+  status_code: number | null;
+  response_body: string | null;
+  created_at: number;
+}
+
+export interface Database {
+  tenants: TenantsTable;
+  api_keys: ApiKeysTable;
+  agents: AgentsTable;
+  operations: OperationsTable;
+  operation_events: OperationEventsTable;
+  api_idempotency: ApiIdempotencyTable;
+}

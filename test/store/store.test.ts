@@ -1,0 +1,180 @@
+/** The same repository tests on SQLite and (when TEST_DATABASE_URL is set) PostgreSQL. */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore, type Store, type OperationRow } from '../../src/store/index.js';
+import { migrateToLatest } from '../../src/store/migrate.js';
+import { openDb } from '../../src/store/db.js';
+import { hashApiKey } from '../../src/store/tenants-repo.js';
+import { dialects, type TestDatabase } from '../helpers/databases.js';
+
+function newOperation(tenantId: string, agentId: string, over: Partial<OperationRow> = {}): OperationRow {
+  const now = Date.now();
+  return {
+    id: randomUUID(),
+    tenant_id: tenantId,
+    agent_id: agentId,
+    type: 'create_media_buy',
+    status: 'requested',
+    task_id: null,
+    context_id: null,
+    idempotency_key: randomUUID(),
+    request_body: '{"a":1}',
+    result: null,
+    error: null,
+    needs_input: 0,
+    input_message: null,
+    stalled: 0,
+    stalled_reason: null,
+    deadline_at: null,
+    next_check_at: now,
+    check_kind: 'send',
+    poll_count: 0,
+    attempt: 0,
+    lease_owner: null,
+    lease_until: null,
+    lease_epoch: 0,
+    webhook_mode: 'none',
+    webhook_token: null,
+    webhook_secret_enc: null,
+    last_observed_at: null,
+    created_at: now,
+    updated_at: now,
+    completed_at: null,
+    parent_id: null,
+    ...over,
+  };
+}
+
+describe.each(dialects)('store on $name', ({ make }) => {
+  let database: TestDatabase;
+  let store: Store;
+  let tenantId: string;
+  let agentId: string;
+
+  beforeAll(async () => {
+    database = await make();
+    store = await openStore(database.url);
+    tenantId = (await store.tenants.ensureTenant('acme')).id;
+    agentId = (await store.agents.insert({ tenantId, name: 's', role: 'seller', url: 'http://127.0.0.1:1/mcp', protocol: 'mcp' })).id;
+  });
+  afterAll(async () => {
+    await store?.close();
+    await database?.drop();
+  });
+
+  it('migrations are idempotent and safe when several run at once', async () => {
+    const others = [openDb(database.url), openDb(database.url), openDb(database.url)];
+    const applied = await Promise.all(others.map((db) => migrateToLatest(db)));
+    expect(applied.flat()).toEqual([]);
+    await Promise.all(others.map((db) => db.close()));
+  });
+
+  it('stores API keys hashed and finds the tenant by key', async () => {
+    const key = await store.tenants.createApiKey(tenantId);
+    const rows = await store.db.kysely.selectFrom('api_keys').selectAll().execute();
+    expect(rows.some((r) => r.key_hash === hashApiKey(key))).toBe(true);
+    expect(rows.some((r) => r.key_hash === key)).toBe(false);
+    expect(await store.tenants.findTenantByApiKey(key)).toEqual({ id: tenantId, name: 'acme' });
+    expect(await store.tenants.findTenantByApiKey(key + 'x')).toBeUndefined();
+  });
+
+  it('inserts an operation with its first event and reads it per tenant', async () => {
+    const op = newOperation(tenantId, agentId);
+    await store.operations.insert(op, { source: 'user', kind: 'created', to: 'requested' });
+    const read = await store.operations.getForTenant(tenantId, op.id);
+    expect(read).toMatchObject({ id: op.id, status: 'requested', request_body: '{"a":1}', next_check_at: op.next_check_at });
+    expect(typeof read!.created_at).toBe('number');
+    expect(await store.operations.getForTenant(randomUUID(), op.id)).toBeUndefined();
+    const events = await store.operations.events(op.id);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ kind: 'created', to_status: 'requested', source: 'user' });
+  });
+
+  it('claims due work exclusively, even when two workers race', async () => {
+    const now = Date.now();
+    const ids: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const op = newOperation(tenantId, agentId, { next_check_at: now - 1000 + i });
+      ids.push(op.id);
+      await store.operations.insert(op, { source: 'user', kind: 'created' });
+    }
+    const [a, b] = await Promise.all([
+      store.operations.claimDue('worker-a', now + 10_000, 30_000, 100),
+      store.operations.claimDue('worker-b', now + 10_000, 30_000, 100),
+    ]);
+    const claimed = [...a, ...b].map((r) => r.id);
+    expect(new Set(claimed).size).toBe(claimed.length);
+    for (const id of ids) expect(claimed).toContain(id);
+    for (const r of a) expect(r).toMatchObject({ lease_owner: 'worker-a', attempt: 1 });
+    // Leased rows are not due again until the lease expires...
+    expect(await store.operations.claimDue('worker-c', now + 10_000, 30_000, 100)).toHaveLength(0);
+    // ...and then they come back on their own, with the attempt counted again.
+    const again = await store.operations.claimDue('worker-c', now + 50_000, 30_000, 1000);
+    expect(again.map((r) => r.id)).toEqual(expect.arrayContaining(ids));
+    expect(again.find((r) => r.id === ids[0])).toMatchObject({ lease_owner: 'worker-c', attempt: 2 });
+    // Finish them so later tests start clean.
+    for (const r of again) {
+      await store.operations.mutate(r.id, { owner: 'worker-c', epoch: r.lease_epoch }, () => ({
+        patch: { next_check_at: null, lease_owner: null, lease_until: null },
+        value: null,
+      }));
+    }
+  });
+
+  it('refuses a write made under a lease that moved on', async () => {
+    const op = newOperation(tenantId, agentId, { next_check_at: 1 });
+    await store.operations.insert(op, { source: 'user', kind: 'created' });
+    const [first] = await store.operations.claimDue('old', 2, 10, 1);
+    expect(first.id).toBe(op.id);
+    const [second] = await store.operations.claimDue('new', 100, 10, 1);
+    expect(second.id).toBe(op.id);
+    const stale = await store.operations.mutate(op.id, { owner: 'old', epoch: first.lease_epoch }, () => ({
+      patch: { status: 'failed' },
+      events: [{ source: 'poll', kind: 'transition', from: 'requested', to: 'failed' }],
+      value: null,
+    }));
+    expect(stale.outcome).toBe('lease_lost');
+    expect((await store.operations.get(op.id))!.status).toBe('requested');
+    expect(await store.operations.events(op.id)).toHaveLength(1);
+    const fresh = await store.operations.mutate(op.id, { owner: 'new', epoch: second.lease_epoch }, () => ({
+      patch: { status: 'calling_adcp', next_check_at: null },
+      events: [{ source: 'call', kind: 'transition', from: 'requested', to: 'calling_adcp' }],
+      value: 1,
+    }));
+    expect(fresh.outcome).toBe('applied');
+    expect((await store.operations.events(op.id)).map((e) => e.to_status)).toEqual([null, 'calling_adcp']);
+  });
+
+  it('keeps one operation per (agent, task_id)', async () => {
+    const a = newOperation(tenantId, agentId, { task_id: 'task-1', next_check_at: null });
+    const b = newOperation(tenantId, agentId, { task_id: 'task-1', next_check_at: null });
+    await store.operations.insert(a, { source: 'user', kind: 'created' });
+    await expect(store.operations.insert(b, { source: 'user', kind: 'created' })).rejects.toThrow();
+    expect((await store.operations.findByTask(agentId, 'task-1'))!.id).toBe(a.id);
+    expect(await store.operations.get(b.id)).toBeUndefined();
+  });
+
+  it('lists newest first with a keyset cursor and filters', async () => {
+    const t2 = (await store.tenants.ensureTenant('list-tenant')).id;
+    const a2 = (await store.agents.insert({ tenantId: t2, name: 's', role: 'seller', url: 'http://x', protocol: 'mcp' })).id;
+    const made: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const op = newOperation(t2, a2, { created_at: 1000 + i, status: i % 2 ? 'submitted' : 'completed', next_check_at: null });
+      made.push(op.id);
+      await store.operations.insert(op, { source: 'user', kind: 'created' });
+    }
+    const page1 = await store.operations.list(t2, {}, 2);
+    expect(page1.map((r) => r.id)).toEqual([made[4], made[3]]);
+    const page2 = await store.operations.list(t2, {}, 2, { createdAt: page1[1].created_at, id: page1[1].id });
+    expect(page2.map((r) => r.id)).toEqual([made[2], made[1]]);
+    expect((await store.operations.list(t2, { status: 'submitted' }, 10)).map((r) => r.id)).toEqual([made[3], made[1]]);
+  });
+
+  it('reserves, replays and refuses API idempotency keys', async () => {
+    expect(await store.idempotency.reserve(tenantId, 'k1', 'h1')).toEqual({ kind: 'reserved' });
+    expect(await store.idempotency.reserve(tenantId, 'k1', 'h1')).toEqual({ kind: 'in_progress' });
+    expect(await store.idempotency.reserve(tenantId, 'k1', 'h2')).toEqual({ kind: 'mismatch' });
+    await store.idempotency.complete(tenantId, 'k1', 202, '{"x":1}');
+    expect(await store.idempotency.reserve(tenantId, 'k1', 'h1')).toEqual({ kind: 'replay', statusCode: 202, body: '{"x":1}' });
+  });
+});
