@@ -168,14 +168,17 @@ export class OperationsRepo {
     return rows[0];
   }
 
-  /** Earliest timer, so the scheduler can sleep until then. */
-  async nextDueAt(): Promise<number | null> {
+  /** Earliest timer among unleased rows, so the scheduler can sleep until then (leased rows come back within a tick). */
+  async nextDueAt(now: number): Promise<number | null> {
     const row = await this.db.kysely
       .selectFrom('operations')
-      .select((eb) => eb.fn.min('next_check_at').as('at'))
+      .select('next_check_at')
       .where('next_check_at', 'is not', null)
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
+      .orderBy('next_check_at')
+      .limit(1)
       .executeTakeFirst();
-    return row?.at == null ? null : Number(row.at);
+    return row?.next_check_at ?? null;
   }
 
   /**

@@ -1,0 +1,46 @@
+/**
+ * The `Idempotency-Key` header on POST: the same key with the same body returns
+ * the first answer; with a different body, 409. A key is reserved before the work
+ * runs, so two concurrent requests under one key cannot both do it.
+ */
+import { createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Store } from '../store/index.js';
+import { ApiError } from './errors.js';
+
+export interface Answer {
+  statusCode: number;
+  body: unknown;
+}
+
+export async function idempotent(store: Store, req: FastifyRequest, reply: FastifyReply, tenantId: string, work: () => Promise<Answer>) {
+  const key = req.headers['idempotency-key'];
+  if (key === undefined) return send(reply, await work());
+  if (typeof key !== 'string' || !/^[\x21-\x7e]{1,255}$/.test(key)) {
+    throw new ApiError(400, 'invalid_idempotency_key', 'Idempotency-Key must be 1-255 visible ASCII characters');
+  }
+  const hash = createHash('sha256').update(`${req.method} ${req.routeOptions.url}\n${JSON.stringify(req.params)}\n${JSON.stringify(req.body ?? null)}`).digest('hex');
+  const reservation = await store.idempotency.reserve(tenantId, key, hash);
+  switch (reservation.kind) {
+    case 'replay':
+      return reply.code(reservation.statusCode).header('Idempotent-Replayed', 'true').type('application/json').send(reservation.body);
+    case 'mismatch':
+      throw new ApiError(409, 'idempotency_key_reused', 'this Idempotency-Key was used with a different request');
+    case 'in_progress':
+      throw new ApiError(409, 'idempotency_key_in_progress', 'a request with this Idempotency-Key is still being processed');
+  }
+  let answer: Answer;
+  try {
+    answer = await work();
+  } catch (err) {
+    // Errors are not cached: the client may fix the request and retry under the same key.
+    await store.idempotency.release(tenantId, key);
+    throw err;
+  }
+  await store.idempotency.complete(tenantId, key, answer.statusCode, JSON.stringify(answer.body));
+  return send(reply, answer);
+}
+
+function send(reply: FastifyReply, answer: Answer) {
+  return reply.code(answer.statusCode).send(answer.body);
+}

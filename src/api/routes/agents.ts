@@ -1,0 +1,66 @@
+/** POST /v1/agents, GET /v1/agents, GET /v1/agents/:id */
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Store } from '../../store/index.js';
+import type { SecretBox } from '../../store/secret-box.js';
+import { requireApiKey, tenantOf } from '../auth.js';
+import { ApiError } from '../errors.js';
+import { idempotent } from '../idempotency.js';
+import { presentAgent } from '../present.js';
+
+const httpUrl = z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' });
+
+export const AgentInput = z
+  .object({
+    name: z.string().min(1).max(200),
+    role: z.enum(['seller', 'governance']),
+    url: httpUrl,
+    protocol: z.enum(['mcp', 'a2a']),
+    auth: z.object({ scheme: z.literal('bearer'), token: z.string().min(1).max(4096) }).strict().optional(),
+    webhook_signing: z
+      .object({
+        jwks: z.object({ keys: z.array(z.record(z.string(), z.unknown())).min(1) }).optional(),
+        jwks_uri: httpUrl.optional(),
+        brand_json_url: httpUrl.optional(),
+      })
+      .strict()
+      .refine((w) => w.jwks || w.jwks_uri || w.brand_json_url, { message: 'give one of jwks, jwks_uri, brand_json_url' })
+      .optional(),
+  })
+  .strict();
+
+const IdParams = z.object({ id: z.string().min(1).max(100) });
+
+export function agentRoutes(app: FastifyInstance, deps: { store: Store; secrets: SecretBox }): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const auth = requireApiKey(deps.store);
+
+  r.post('/v1/agents', { schema: { body: AgentInput, tags: ['agents'], summary: 'Register an agent' }, preHandler: auth }, async (req, reply) => {
+    const tenant = tenantOf(req);
+    return idempotent(deps.store, req, reply, tenant.id, async () => {
+      const b = req.body;
+      const row = await deps.store.agents.insert({
+        tenantId: tenant.id,
+        name: b.name,
+        role: b.role,
+        url: b.url,
+        protocol: b.protocol,
+        authTokenSealed: b.auth ? deps.secrets.seal(b.auth.token) : null,
+        webhookSigning: b.webhook_signing,
+      });
+      return { statusCode: 201, body: presentAgent(row) };
+    });
+  });
+
+  r.get('/v1/agents', { schema: { tags: ['agents'], summary: 'List agents' }, preHandler: auth }, async (req) => {
+    const rows = await deps.store.agents.list(tenantOf(req).id);
+    return { agents: rows.map(presentAgent) };
+  });
+
+  r.get('/v1/agents/:id', { schema: { params: IdParams, tags: ['agents'], summary: 'Show an agent' }, preHandler: auth }, async (req) => {
+    const row = await deps.store.agents.getForTenant(tenantOf(req).id, req.params.id);
+    if (!row) throw new ApiError(404, 'agent_not_found', `agent ${req.params.id} not found`);
+    return presentAgent(row);
+  });
+}

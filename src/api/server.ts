@@ -1,0 +1,51 @@
+/** Builds the Fastify app: error shape, OpenAPI, and every route. */
+import swagger from '@fastify/swagger';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import type { Logger } from 'pino';
+import type { Metrics } from '../engine/metrics.js';
+import type { OperationService } from '../engine/operation-service.js';
+import type { Store } from '../store/index.js';
+import type { SecretBox } from '../store/secret-box.js';
+import { installErrorHandling } from './errors.js';
+import { agentRoutes } from './routes/agents.js';
+import { healthRoutes } from './routes/health.js';
+import { operationRoutes } from './routes/operations.js';
+
+export interface ApiDeps {
+  store: Store;
+  secrets: SecretBox;
+  operations: OperationService;
+  metrics: Metrics;
+  logger: Logger;
+  isReady: () => boolean;
+  /** Extra route groups (webhooks, events, UI) registered by their own modules. */
+  plugins?: Array<(app: FastifyInstance) => void | Promise<void>>;
+}
+
+export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger as unknown as FastifyBaseLogger,
+    disableRequestLogging: true,
+    // The webhook receiver enforces its own 1 MB limit with the spec's 413.
+    bodyLimit: 1024 * 1024,
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  installErrorHandling(app);
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'adcp-orchestrator', version: '0.1.0', description: 'Durable AdCP operations for buyers' },
+      components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer' } } },
+      security: [{ apiKey: [] }],
+    },
+    transform: jsonSchemaTransform,
+  });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  agentRoutes(app, deps);
+  operationRoutes(app, deps);
+  healthRoutes(app, deps);
+  for (const plugin of deps.plugins ?? []) await plugin(app);
+  return app;
+}

@@ -1,0 +1,101 @@
+/**
+ * The orchestrator process: opens the store, builds the engine and the API, and
+ * starts the scheduler. `serve` and the tests both start it through here.
+ */
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { createAdcpClient } from './adcp/client.js';
+import type { AdcpClient } from './adcp/types.js';
+import { buildApi } from './api/server.js';
+import type { Config } from './config.js';
+import { ChangeBus } from './engine/change-bus.js';
+import { systemClock, type Clock } from './engine/clock.js';
+import { Metrics } from './engine/metrics.js';
+import { OperationService } from './engine/operation-service.js';
+import { Scheduler } from './engine/scheduler.js';
+import { resolveSecretKey } from './secret-key.js';
+import { openStore, type Store } from './store/index.js';
+import { SecretBox } from './store/secret-box.js';
+
+export interface AppOptions {
+  config: Config;
+  logger: Logger;
+  clock?: Clock;
+  adcp?: AdcpClient;
+  /** Scheduler concurrency (operations worked at once by this process). */
+  concurrency?: number;
+}
+
+export interface App {
+  store: Store;
+  api: FastifyInstance;
+  operations: OperationService;
+  scheduler: Scheduler;
+  metrics: Metrics;
+  bus: ChangeBus;
+  secrets: SecretBox;
+  instanceId: string;
+  /** Listens on the configured port; returns the base URL. */
+  listen(): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function createApp(opts: AppOptions): Promise<App> {
+  const { config, logger } = opts;
+  const clock = opts.clock ?? systemClock;
+  const instanceId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const secretKey = resolveSecretKey(config.ADCP_ORCH_SECRET_KEY, config.ADCP_ORCH_DATABASE_URL);
+  const store = await openStore(config.ADCP_ORCH_DATABASE_URL);
+  const secrets = new SecretBox(secretKey.key);
+  const metrics = new Metrics(store);
+  const bus = new ChangeBus();
+  const adcp = opts.adcp ?? createAdcpClient();
+  const operations = new OperationService(store, adcp, secrets, bus, metrics, clock, logger, {
+    pollIntervalMs: config.ADCP_ORCH_POLL_INTERVAL_MS,
+    backupPollAfterMs: config.ADCP_ORCH_BACKUP_POLL_AFTER_MS,
+    workingTimeoutMs: config.ADCP_ORCH_WORKING_TIMEOUT_MS,
+    maxPolls: config.ADCP_ORCH_MAX_POLLS,
+    publicUrl: config.ADCP_ORCH_PUBLIC_URL,
+    callTimeoutMs: config.ADCP_ORCH_CALL_TIMEOUT_MS,
+    syncWaitMs: config.ADCP_ORCH_SYNC_WAIT_MS,
+    maxAttempts: 10,
+    instanceId,
+  });
+  const scheduler = new Scheduler(store, (row) => operations.runClaimed(row), clock, logger, {
+    instanceId,
+    leaseMs: operations.leaseMs,
+    concurrency: opts.concurrency ?? 64,
+    tickMs: config.ADCP_ORCH_SCHEDULER_TICK_MS,
+  });
+  let ready = false;
+  const api = await buildApi({ store, secrets, operations, metrics, logger, isReady: () => ready });
+
+  return {
+    store,
+    api,
+    operations,
+    scheduler,
+    metrics,
+    bus,
+    secrets,
+    instanceId,
+    async listen() {
+      await api.listen({ port: config.PORT, host: config.HOST });
+      scheduler.start();
+      ready = true;
+      const addr = api.server.address();
+      const port = typeof addr === 'object' && addr ? addr.port : config.PORT;
+      logger.info({ instance: instanceId, database: store.db.describe, secret_key: secretKey.source }, 'orchestrator ready');
+      return `http://${config.HOST}:${port}`;
+    },
+    async close() {
+      ready = false;
+      await scheduler.stop();
+      await api.close();
+      await adcp.close();
+      await store.close();
+    },
+  };
+}

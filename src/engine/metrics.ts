@@ -1,0 +1,81 @@
+/**
+ * Prometheus metrics of DESIGN.md §8 (prefix `adcp_orch_`). Counters count what
+ * this process did; the pending gauge is read from the database at scrape time,
+ * so it is right whichever instance is scraped.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Store } from '../store/index.js';
+
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly transitions: Counter;
+  private readonly rejected: Counter;
+  private readonly timedOut: Counter;
+  private readonly agentCalls: Counter;
+  private readonly agentErrors: Counter;
+  private readonly webhooks: Counter;
+  private readonly polls: Counter;
+  private readonly conflicts: Counter;
+  readonly approvalDuration: Histogram;
+  readonly asyncDuration: Histogram;
+  readonly circuitState: Gauge;
+
+  constructor(store?: Store, opts: { defaultMetrics?: boolean } = {}) {
+    const registers = [this.registry];
+    const p = 'adcp_orch_';
+    if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: p });
+    this.transitions = new Counter({ name: `${p}operation_transitions_total`, help: 'Operation status changes', labelNames: ['type', 'from', 'to', 'source'], registers });
+    this.rejected = new Counter({ name: `${p}operations_rejected_total`, help: 'Operations that ended rejected', labelNames: ['type'], registers });
+    this.timedOut = new Counter({ name: `${p}operations_timed_out_total`, help: 'Operations whose local deadline passed', labelNames: ['type'], registers });
+    this.agentCalls = new Counter({ name: `${p}agent_calls_total`, help: 'Calls to agents', labelNames: ['agent', 'task', 'outcome'], registers });
+    this.agentErrors = new Counter({ name: `${p}agent_errors_total`, help: 'Errors from agents by AdCP code', labelNames: ['agent', 'code'], registers });
+    this.webhooks = new Counter({ name: `${p}webhooks_received_total`, help: 'Inbound webhooks by outcome', labelNames: ['outcome'], registers });
+    this.polls = new Counter({ name: `${p}polls_total`, help: 'Task polls', labelNames: ['agent', 'outcome'], registers });
+    this.conflicts = new Counter({ name: `${p}terminal_conflicts_total`, help: 'A different terminal status observed after the first', labelNames: ['type'], registers });
+    const buckets = [1, 5, 30, 60, 300, 900, 3600, 4 * 3600, 24 * 3600, 72 * 3600];
+    this.approvalDuration = new Histogram({ name: `${p}approval_duration_seconds`, help: 'input-required until answered', labelNames: ['type'], buckets, registers });
+    this.asyncDuration = new Histogram({ name: `${p}async_duration_seconds`, help: 'submitted until terminal', labelNames: ['type'], buckets, registers });
+    this.circuitState = new Gauge({ name: `${p}circuit_state`, help: 'Circuit breaker per agent: 0 closed, 1 half-open, 2 open', labelNames: ['agent'], registers });
+    if (store) {
+      new Gauge({
+        name: `${p}operations_pending`,
+        help: 'Non-terminal operations by type and status (from the database)',
+        labelNames: ['type', 'status'],
+        registers,
+        async collect() {
+          const rows = await store.db.kysely
+            .selectFrom('operations')
+            .select(['type', 'status', (eb) => eb.fn.countAll<number>().as('n')])
+            .where('status', 'not in', ['completed', 'failed', 'canceled', 'rejected'])
+            .groupBy(['type', 'status'])
+            .execute();
+          this.reset();
+          for (const r of rows) this.set({ type: r.type, status: r.status }, Number(r.n));
+        },
+      });
+    }
+  }
+
+  transition(type: string, from: string, to: string, source: string): void {
+    this.transitions.inc({ type, from, to, source });
+    if (to === 'rejected') this.rejected.inc({ type });
+  }
+  timedOutOne(type: string): void {
+    this.timedOut.inc({ type });
+  }
+  agentCall(agent: string, task: string, outcome: string): void {
+    this.agentCalls.inc({ agent, task, outcome });
+  }
+  agentError(agent: string, code: string): void {
+    this.agentErrors.inc({ agent, code });
+  }
+  webhook(outcome: string): void {
+    this.webhooks.inc({ outcome });
+  }
+  poll(agent: string, outcome: string): void {
+    this.polls.inc({ agent, outcome });
+  }
+  conflict(type: string): void {
+    this.conflicts.inc({ type });
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * Turns one observation of a task (a call reply, a poll answer, a webhook) into
+ * the write that records it: the status decision from the domain, the stored
+ * result or error, the bound task id, and the next timer.
+ */
+import { decide, type EventSource } from '../domain/observe.js';
+import { isTerminal, NEEDS_INPUT_STATUSES, type AdcpTaskStatus, type OperationStatus } from '../domain/status.js';
+import { pollDelayMs } from '../domain/timing.js';
+import type { AdcpError } from '../adcp/types.js';
+import type { MutationPlan, NewEvent, OperationPatch, OperationRow } from '../store/operations-repo.js';
+
+export interface TaskObservation {
+  status: AdcpTaskStatus;
+  source: EventSource;
+  taskId?: string;
+  contextId?: string;
+  message?: string;
+  /** Sender's timestamp, epoch ms (webhook/poll), for ordering. */
+  timestamp?: number;
+  data?: Record<string, unknown>;
+  error?: AdcpError;
+}
+
+export interface TimingPolicy {
+  pollIntervalMs: number;
+  backupPollAfterMs: number;
+  workingTimeoutMs: number;
+  maxPolls: number;
+}
+
+export type ObservationOutcome = 'transition' | 'same' | 'duplicate_terminal' | 'conflict' | 'stale' | 'illegal' | 'task_conflict';
+
+/** When the scheduler should look at an operation next, given the status it is in. */
+export function nextCheckFor(
+  status: OperationStatus,
+  row: Pick<OperationRow, 'webhook_mode' | 'poll_count'>,
+  timing: TimingPolicy,
+  now: number,
+  random: () => number,
+): { next_check_at: number | null; check_kind: string | null } {
+  switch (status) {
+    case 'submitted':
+    case 'unknown': {
+      // With a webhook registered, polling is only the backup after a quiet period.
+      const delay =
+        row.webhook_mode !== 'none' && status === 'submitted'
+          ? timing.backupPollAfterMs + Math.round(timing.pollIntervalMs * 0.1 * random())
+          : pollDelayMs(row.poll_count, timing.pollIntervalMs, random);
+      return { next_check_at: now + delay, check_kind: 'poll' };
+    }
+    case 'working':
+      // `working` is a progress signal, not a polling trigger: leave it until the working timeout.
+      return { next_check_at: now + timing.workingTimeoutMs, check_kind: 'poll' };
+    default:
+      // Terminal, or waiting on a person: no timer.
+      return { next_check_at: null, check_kind: null };
+  }
+}
+
+export function planObservation(
+  row: OperationRow,
+  obs: TaskObservation,
+  timing: TimingPolicy,
+  now: number,
+  random: () => number,
+): MutationPlan<ObservationOutcome> {
+  const current = row.status as OperationStatus;
+  const patch: OperationPatch = {};
+  const events: NewEvent[] = [];
+
+  // Once bound, the seller's task id must repeat; another one is a protocol conflict, not an update.
+  if (obs.taskId && row.task_id && obs.taskId !== row.task_id) {
+    return {
+      events: [
+        { source: obs.source, kind: 'task_conflict', from: current, to: obs.status, detail: { bound_task_id: row.task_id, observed_task_id: obs.taskId } },
+      ],
+      value: 'task_conflict',
+    };
+  }
+  // A late reply still teaches us the task id and context (folded in even after a terminal webhook).
+  if (obs.taskId && !row.task_id) patch.task_id = obs.taskId;
+  if (obs.contextId && obs.contextId !== row.context_id) patch.context_id = obs.contextId;
+
+  const decision = decide(current, row.last_observed_at, { status: obs.status, source: obs.source, observedAt: obs.timestamp });
+  switch (decision.kind) {
+    case 'conflict':
+      events.push({
+        source: obs.source,
+        kind: 'conflict',
+        from: current,
+        to: obs.status,
+        detail: { kept: decision.kept, observed: decision.observed, message: obs.message, error: obs.error },
+      });
+      return { patch: nonEmpty(patch), events, value: 'conflict' };
+    case 'duplicate_terminal':
+    case 'stale':
+    case 'illegal':
+      if (decision.kind === 'illegal') {
+        events.push({ source: obs.source, kind: 'illegal_transition', from: current, to: obs.status });
+      }
+      return { patch: nonEmpty(patch), events, value: decision.kind };
+    case 'same':
+    case 'transition': {
+      if (obs.timestamp !== undefined) patch.last_observed_at = Math.max(obs.timestamp, row.last_observed_at ?? 0);
+      if (obs.message !== undefined && NEEDS_INPUT_STATUSES.has(obs.status)) patch.input_message = obs.message;
+      if (decision.kind === 'transition') {
+        patch.status = obs.status;
+        patch.needs_input = NEEDS_INPUT_STATUSES.has(obs.status) ? 1 : 0;
+        if (!NEEDS_INPUT_STATUSES.has(obs.status)) patch.input_message = null;
+        events.push({
+          source: obs.source,
+          kind: 'transition',
+          from: current,
+          to: obs.status,
+          detail: compact({ task_id: obs.taskId, message: obs.message, error: obs.error }),
+        });
+      }
+      if (isTerminal(obs.status)) {
+        patch.completed_at = now;
+        patch.stalled = 0;
+        if (obs.data && Object.keys(obs.data).length > 0) patch.result = JSON.stringify(obs.data);
+        if (obs.error) patch.error = JSON.stringify(obs.error);
+        else if (obs.status !== 'completed' && obs.message) patch.error = JSON.stringify({ code: obs.status.toUpperCase(), message: obs.message });
+      } else if (obs.source === 'poll' && decision.kind === 'same') {
+        patch.poll_count = row.poll_count + 1;
+      }
+      // Webhooks refresh the quiet timer too: each one pushes the backup poll further out.
+      Object.assign(patch, nextCheckFor(obs.status, { ...row, poll_count: patch.poll_count ?? row.poll_count }, timing, now, random));
+      return { patch, events, value: decision.kind };
+    }
+  }
+}
+
+function nonEmpty(patch: OperationPatch): OperationPatch | undefined {
+  return Object.keys(patch).length > 0 ? patch : undefined;
+}
+
+function compact(o: Record<string, unknown>): Record<string, unknown> | undefined {
+  const out = Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+  return Object.keys(out).length ? out : undefined;
+}

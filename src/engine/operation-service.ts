@@ -1,0 +1,386 @@
+/**
+ * The operation service: creates operations durably, sends them, polls them and
+ * folds every observation into the stored state.
+ *
+ * Order of events for a new operation: the row is stored as `requested` with a
+ * timer due now (so a crash before sending still gets it sent), then claimed and
+ * sent. Before the bytes leave it is marked `calling_adcp` with a timer at the
+ * call timeout: a crash mid-call leaves an ambiguous send that the scheduler
+ * resends with the same idempotency key and identical bytes.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { acceptsPushNotifications, requiresIdempotencyKey } from '../adcp/task-kinds.js';
+import { AdcpTransportError, type AdcpClient, type AdcpError, type TaskReply } from '../adcp/types.js';
+import { isTerminal, type OperationStatus } from '../domain/status.js';
+import { deadlineFor, retryDelayMs } from '../domain/timing.js';
+import type { Store, OperationRow, Lease, EventRow } from '../store/index.js';
+import type { MutateResult, MutationPlan } from '../store/operations-repo.js';
+import type { SecretBox } from '../store/secret-box.js';
+import { endpointFor } from './agent-endpoints.js';
+import type { ChangeBus } from './change-bus.js';
+import type { Clock } from './clock.js';
+import { EngineError, notFound } from './errors.js';
+import type { Metrics } from './metrics.js';
+import { planObservation, type TaskObservation, type TimingPolicy } from './observation-plan.js';
+
+export type WebhookMode = 'rfc9421' | 'hmac' | 'bearer' | 'none';
+
+export interface CreateOperationInput {
+  tenantId: string;
+  agentId: string;
+  task: string;
+  params: Record<string, unknown>;
+  webhook?: WebhookMode;
+  parentId?: string;
+}
+
+export interface EngineOptions extends TimingPolicy {
+  publicUrl?: string;
+  callTimeoutMs: number;
+  syncWaitMs: number;
+  /** Claims beyond this many attempts without progress end the operation as `unknown` + stalled. */
+  maxAttempts: number;
+  instanceId: string;
+}
+
+const IDEMPOTENCY_KEY_RE = /^[A-Za-z0-9_.:-]{16,255}$/;
+
+export class OperationService {
+  constructor(
+    private readonly store: Store,
+    private readonly adcp: AdcpClient,
+    private readonly secrets: SecretBox,
+    private readonly bus: ChangeBus,
+    private readonly metrics: Metrics,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    readonly options: EngineOptions,
+  ) {}
+
+  /** Lease long enough to cover one call plus writing its outcome. */
+  get leaseMs(): number {
+    return this.options.callTimeoutMs + 15_000;
+  }
+
+  async create(input: CreateOperationInput): Promise<OperationRow> {
+    const agent = await this.store.agents.getForTenant(input.tenantId, input.agentId);
+    if (!agent) throw new EngineError('agent_not_found', `agent ${input.agentId} not found`, 404);
+    const now = this.clock.now();
+    const id = randomUUID();
+
+    const params: Record<string, unknown> = { ...input.params };
+    let idempotencyKey = typeof params.idempotency_key === 'string' ? params.idempotency_key : undefined;
+    if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY_RE.test(idempotencyKey)) {
+      throw new EngineError('invalid_request', 'params.idempotency_key must match ^[A-Za-z0-9_.:-]{16,255}$', 400);
+    }
+    idempotencyKey ??= randomUUID();
+    if (requiresIdempotencyKey(input.task)) params.idempotency_key = idempotencyKey;
+    // `context` is ours and echoed verbatim by the seller: it carries our operation id.
+    params.context = { ...(isObject(params.context) ? params.context : {}), orchestrator_operation_id: id };
+
+    const webhook = this.webhookFor(input.task, input.webhook, id);
+    if (webhook.config) params.push_notification_config = webhook.config;
+
+    const row: OperationRow = {
+      id,
+      tenant_id: input.tenantId,
+      agent_id: agent.id,
+      type: input.task,
+      status: 'requested',
+      task_id: null,
+      context_id: null,
+      idempotency_key: idempotencyKey,
+      request_body: JSON.stringify(params),
+      result: null,
+      error: null,
+      needs_input: 0,
+      input_message: null,
+      stalled: 0,
+      stalled_reason: null,
+      deadline_at: deadlineFor(input.task, now),
+      next_check_at: now,
+      check_kind: 'send',
+      poll_count: 0,
+      attempt: 0,
+      lease_owner: null,
+      lease_until: null,
+      lease_epoch: 0,
+      webhook_mode: webhook.mode,
+      webhook_token: webhook.token,
+      webhook_secret_enc: webhook.secretSealed,
+      last_observed_at: null,
+      created_at: now,
+      updated_at: now,
+      completed_at: null,
+      parent_id: input.parentId ?? null,
+    };
+    const events = await this.store.operations.insert(row, { source: 'user', kind: 'created', to: 'requested', at: now });
+    this.bus.publish({ operation: row, events });
+    this.metrics.transition(row.type, 'none', 'requested', 'user');
+    return row;
+  }
+
+  /** Creates, then sends at once and waits a little for the first reply, so quick answers come back in the same request. */
+  async createAndStart(input: CreateOperationInput): Promise<OperationRow> {
+    const row = await this.create(input);
+    const claimed = await this.store.operations.claimOne(row.id, this.options.instanceId, this.clock.now(), this.leaseMs);
+    if (!claimed) return row;
+    const sending = this.send(claimed).catch((err) => this.log.error({ err, operation_id: row.id }, 'send failed'));
+    await Promise.race([sending, delay(this.options.syncWaitMs)]);
+    return (await this.store.operations.get(row.id)) ?? row;
+  }
+
+  /** Runs one piece of claimed work: a send (first or resend) or a poll. */
+  async runClaimed(row: OperationRow): Promise<void> {
+    if (row.attempt > this.options.maxAttempts) {
+      await this.giveUp(row, `no progress after ${row.attempt - 1} attempts`);
+      return;
+    }
+    if (row.check_kind === 'send') await this.send(row);
+    else await this.poll(row);
+  }
+
+  async send(row: OperationRow): Promise<void> {
+    const lease = leaseOf(row);
+    const now = this.clock.now();
+    const resend = row.status === 'calling_adcp';
+    if (isTerminal(row.status as OperationStatus)) {
+      await this.finish(row.id, lease, () => ({ patch: { next_check_at: null, check_kind: null }, value: null }));
+      return;
+    }
+    const marked = await this.commit(
+      row.id,
+      lease,
+      (current) => ({
+        patch: {
+          status: 'calling_adcp',
+          next_check_at: now + this.options.callTimeoutMs + 5_000,
+          check_kind: 'send',
+          lease_until: now + this.leaseMs,
+        },
+        events:
+          current.status === 'calling_adcp'
+            ? [{ source: 'timer', kind: 'resend', from: 'calling_adcp', to: 'calling_adcp', detail: { attempt: current.attempt } }]
+            : [{ source: 'call', kind: 'transition', from: current.status, to: 'calling_adcp' }],
+        value: null,
+      }),
+      now,
+    );
+    if (marked.outcome !== 'applied') return;
+    if (!resend) this.metrics.transition(row.type, row.status, 'calling_adcp', 'call');
+
+    const agent = await this.store.agents.get(row.agent_id);
+    if (!agent) {
+      await this.finishWithError(row, lease, 'failed', { code: 'AGENT_NOT_FOUND', message: 'agent was removed' }, 'call');
+      return;
+    }
+    let reply: TaskReply;
+    try {
+      reply = await this.adcp.callTask(endpointFor(agent, this.secrets), row.type, JSON.parse(row.request_body), {
+        timeoutMs: this.options.callTimeoutMs,
+      });
+    } catch (err) {
+      await this.onSendFailure(row, lease, agent.name, err);
+      return;
+    }
+    this.metrics.agentCall(agent.name, row.type, reply.error ? 'error' : 'ok');
+    if (reply.error) this.metrics.agentError(agent.name, reply.error.code);
+    await this.observe(row.id, lease, { ...replyToObservation(reply), source: 'call' });
+  }
+
+  async poll(row: OperationRow): Promise<void> {
+    const lease = leaseOf(row);
+    const agent = await this.store.agents.get(row.agent_id);
+    if (!agent || !row.task_id) {
+      // Nothing to poll (no task id yet): the only way forward is to resend.
+      await this.finish(row.id, lease, () => ({ patch: { check_kind: 'send', next_check_at: this.clock.now() }, value: null }));
+      return;
+    }
+    let reply: TaskReply;
+    try {
+      reply = await this.adcp.getTask(endpointFor(agent, this.secrets), row.task_id, { timeoutMs: this.options.callTimeoutMs });
+    } catch (err) {
+      this.metrics.poll(agent.name, 'error');
+      const adcpError = err instanceof AdcpTransportError ? err.adcpError : undefined;
+      const wait = retryDelayMs(row.attempt, adcpError?.retryAfterSeconds, this.clock.random);
+      this.log.warn({ operation_id: row.id, err: describeError(err) }, 'poll failed; will retry');
+      await this.finish(row.id, lease, () => ({ patch: { next_check_at: this.clock.now() + wait }, value: null }), false);
+      return;
+    }
+    this.metrics.poll(agent.name, 'ok');
+    await this.observe(row.id, lease, { ...replyToObservation(reply), source: 'poll' });
+  }
+
+  /**
+   * Applies an observation (from a call, poll, webhook or reconcile). With a lease the
+   * write happens only if the lease still holds, and the lease is released with it.
+   */
+  async observe(operationId: string, lease: Lease | null, obs: TaskObservation): Promise<MutateResult<string>> {
+    const now = this.clock.now();
+    const result = await this.commit(
+      operationId,
+      lease,
+      (row) => {
+        const plan = planObservation(row, obs, this.options, now, this.clock.random);
+        if (lease) plan.patch = { ...plan.patch, ...releasedLease(), ...(isTerminal(row.status as OperationStatus) ? { next_check_at: null, check_kind: null } : {}) };
+        return plan;
+      },
+      now,
+    );
+    if (result.outcome === 'applied') await this.recordObservationMetrics(result.row, result.events);
+    if (result.outcome === 'lease_lost') this.log.info({ operation_id: operationId }, 'lease lost before writing; discarded');
+    return result;
+  }
+
+  async get(tenantId: string, id: string): Promise<OperationRow> {
+    const row = await this.store.operations.getForTenant(tenantId, id);
+    if (!row) throw notFound('operation', id);
+    return row;
+  }
+
+  private async onSendFailure(row: OperationRow, lease: Lease, agentName: string, err: unknown): Promise<void> {
+    const transport = err instanceof AdcpTransportError ? err : undefined;
+    const adcpError = transport?.adcpError;
+    this.metrics.agentCall(agentName, row.type, 'transport_error');
+    this.metrics.agentError(agentName, adcpError?.code ?? transport?.kind ?? 'exception');
+    if (isRetryableSendFailure(transport)) {
+      // Ambiguous or refused before dispatch: resend later with the same key and bytes.
+      const wait = retryDelayMs(row.attempt, adcpError?.retryAfterSeconds, this.clock.random);
+      this.log.warn({ operation_id: row.id, err: describeError(err), retry_in_ms: wait }, 'send failed; will resend');
+      await this.finish(
+        row.id,
+        lease,
+        () => ({
+          patch: { next_check_at: this.clock.now() + wait, check_kind: 'send' },
+          events: [{ source: 'call', kind: 'send_failed', detail: { error: adcpError ?? { code: transport?.kind ?? 'exception', message: describeError(err) }, retry_in_ms: wait } }],
+          value: null,
+        }),
+        false,
+      );
+      return;
+    }
+    await this.finishWithError(row, lease, 'failed', adcpError ?? { code: 'TRANSPORT_ERROR', message: describeError(err) }, 'call');
+  }
+
+  private async finishWithError(row: OperationRow, lease: Lease, status: 'failed', error: AdcpError, source: 'call'): Promise<void> {
+    await this.observe(row.id, lease, { status, source, error, message: error.message });
+  }
+
+  /** Ends claimed work that cannot make progress: `unknown` and stalled, never a made-up seller failure. */
+  private async giveUp(row: OperationRow, reason: string): Promise<void> {
+    const lease = leaseOf(row);
+    const now = this.clock.now();
+    await this.finish(row.id, lease, (current) => ({
+      patch: {
+        status: isTerminal(current.status as OperationStatus) ? current.status : 'unknown',
+        stalled: 1,
+        stalled_reason: reason,
+        // Keep reconciling, slowly: a person decides when to stop.
+        next_check_at: current.task_id ? now + this.options.pollIntervalMs * 10 : null,
+        check_kind: current.task_id ? 'poll' : null,
+        attempt: 0,
+      },
+      events: [{ source: 'timer', kind: 'stalled', from: current.status, to: 'unknown', detail: { reason } }],
+      value: null,
+    }));
+  }
+
+  private async finish(
+    id: string,
+    lease: Lease,
+    plan: (row: OperationRow) => MutationPlan<null>,
+    resetAttempts = true,
+  ): Promise<void> {
+    await this.commit(id, lease, (row) => {
+      const p = plan(row);
+      return { ...p, patch: { ...p.patch, ...releasedLease(resetAttempts) } };
+    });
+  }
+
+  private async commit<T>(id: string, lease: Lease | null, plan: (row: OperationRow) => MutationPlan<T>, now = this.clock.now()): Promise<MutateResult<T>> {
+    const result = await this.store.operations.mutate(id, lease, plan, now);
+    if (result.outcome === 'applied' && result.events.length > 0) this.bus.publish({ operation: result.row, events: result.events });
+    return result;
+  }
+
+  private async recordObservationMetrics(row: OperationRow, events: EventRow[]): Promise<void> {
+    for (const e of events) {
+      if (e.kind === 'conflict') this.metrics.conflict(row.type);
+      if (e.kind !== 'transition' || !e.to_status) continue;
+      this.metrics.transition(row.type, e.from_status ?? '', e.to_status, e.source);
+      const leftInput = e.from_status === 'input-required';
+      const ended = isTerminal(e.to_status as OperationStatus);
+      if (!leftInput && !ended) continue;
+      // Durations need the moment a status began: read the history only at these rare points.
+      const history = await this.store.operations.events(row.id);
+      if (leftInput) {
+        const asked = history.filter((h) => h.to_status === 'input-required' && h.id < e.id).pop();
+        if (asked) this.metrics.approvalDuration.observe({ type: row.type }, (e.at - asked.at) / 1000);
+      }
+      if (ended) {
+        const submitted = history.find((h) => h.to_status === 'submitted');
+        if (submitted) this.metrics.asyncDuration.observe({ type: row.type }, (e.at - submitted.at) / 1000);
+      }
+    }
+  }
+
+  private webhookFor(task: string, requested: WebhookMode | undefined, operationId: string) {
+    const none = { mode: 'none' as WebhookMode, token: null, secretSealed: null, config: undefined as Record<string, unknown> | undefined };
+    const publicUrl = this.options.publicUrl;
+    const mode = requested ?? (publicUrl ? 'rfc9421' : 'none');
+    if (mode === 'none') return none;
+    if (!publicUrl) throw new EngineError('webhook_unavailable', 'webhooks need ADCP_ORCH_PUBLIC_URL to be set', 400);
+    if (!acceptsPushNotifications(task)) return none;
+    const token = randomBytes(24).toString('base64url');
+    const config: Record<string, unknown> = { url: `${publicUrl}/webhooks/adcp/${token}`, operation_id: operationId };
+    let secretSealed: string | null = null;
+    if (mode === 'hmac' || mode === 'bearer') {
+      // A fresh 32-byte secret per operation (43 base64url characters, above the spec's 32).
+      const secret = randomBytes(32).toString('base64url');
+      secretSealed = this.secrets.seal(secret);
+      config.authentication = { schemes: [mode === 'hmac' ? 'HMAC-SHA256' : 'Bearer'], credentials: secret };
+    }
+    return { mode, token, secretSealed, config };
+  }
+}
+
+export function replyToObservation(reply: TaskReply): Omit<TaskObservation, 'source'> {
+  return {
+    status: reply.status,
+    taskId: reply.taskId,
+    contextId: reply.contextId,
+    message: reply.message,
+    timestamp: reply.timestamp,
+    data: reply.data,
+    error: reply.error,
+  };
+}
+
+function isRetryableSendFailure(err: AdcpTransportError | undefined): boolean {
+  if (!err) return true; // an unexpected exception: we cannot know the send did not leave
+  if (err.adcpError?.recovery) return err.adcpError.recovery === 'transient';
+  if (err.kind === 'network' || err.kind === 'timeout') return true;
+  if (err.kind === 'http') return err.httpStatus === undefined || err.httpStatus === 429 || err.httpStatus >= 500;
+  return false;
+}
+
+function leaseOf(row: OperationRow): Lease {
+  return { owner: row.lease_owner ?? '', epoch: row.lease_epoch };
+}
+
+function releasedLease(resetAttempts = true) {
+  return { lease_owner: null, lease_until: null, ...(resetAttempts ? { attempt: 0 } : {}) };
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function describeError(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

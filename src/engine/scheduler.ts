@@ -1,0 +1,111 @@
+/**
+ * The scheduler: claims due operations from the database in pages and runs them
+ * with bounded concurrency. Every timer is a row (`next_check_at`); this loop only
+ * decides when to look again, sleeping until the nearest due time or a wake-up
+ * (a new operation, a NOTIFY from another instance), whichever comes first.
+ */
+import type { Logger } from 'pino';
+import type { Store, OperationRow } from '../store/index.js';
+import type { Clock } from './clock.js';
+
+export interface SchedulerOptions {
+  instanceId: string;
+  leaseMs: number;
+  /** How many operations run at once in this process. */
+  concurrency: number;
+  /** Longest sleep when nothing is due (also the fallback when a wake-up is missed). */
+  tickMs: number;
+}
+
+export class Scheduler {
+  private running = false;
+  private inFlight = 0;
+  private wakeTimer: NodeJS.Timeout | undefined;
+  private wakeResolve: (() => void) | undefined;
+  private loopDone: Promise<void> | undefined;
+  private readonly active = new Set<Promise<void>>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly run: (row: OperationRow) => Promise<void>,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly options: SchedulerOptions,
+  ) {}
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loopDone = this.loop();
+  }
+
+  /** Look for due work now instead of at the next tick. */
+  wake(): void {
+    this.wakeResolve?.();
+  }
+
+  /** Stops claiming; waits for work in flight to finish (or the timeout). */
+  async stop(timeoutMs = 10_000): Promise<void> {
+    this.running = false;
+    this.wake();
+    await this.loopDone;
+    await Promise.race([Promise.allSettled([...this.active]), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+  }
+
+  private async loop(): Promise<void> {
+    while (this.running) {
+      let claimed = 0;
+      try {
+        claimed = await this.claimAndDispatch();
+      } catch (err) {
+        this.log.error({ err }, 'scheduler: claiming due work failed');
+      }
+      if (!this.running) break;
+      // A full page means more may be due: go again at once (after yielding).
+      if (claimed > 0 && this.inFlight < this.options.concurrency) {
+        await new Promise((r) => setImmediate(r));
+        continue;
+      }
+      await this.sleep(await this.sleepMs());
+    }
+  }
+
+  private async claimAndDispatch(): Promise<number> {
+    const room = this.options.concurrency - this.inFlight;
+    if (room <= 0) return 0;
+    const rows = await this.store.operations.claimDue(this.options.instanceId, this.clock.now(), this.options.leaseMs, room);
+    for (const row of rows) this.dispatch(row);
+    return rows.length;
+  }
+
+  private dispatch(row: OperationRow): void {
+    this.inFlight++;
+    const task = this.run(row)
+      .catch((err) => this.log.error({ err, operation_id: row.id }, 'scheduler: work failed; the lease will expire and it will be retried'))
+      .finally(() => {
+        this.inFlight--;
+        this.active.delete(task);
+        this.wake();
+      });
+    this.active.add(task);
+  }
+
+  private async sleepMs(): Promise<number> {
+    if (this.inFlight >= this.options.concurrency) return this.options.tickMs;
+    const next = await this.store.operations.nextDueAt(this.clock.now()).catch(() => null);
+    if (next === null) return this.options.tickMs;
+    return Math.max(0, Math.min(this.options.tickMs, next - this.clock.now()));
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(this.wakeTimer);
+        this.wakeResolve = undefined;
+        resolve();
+      };
+      this.wakeResolve = done;
+      this.wakeTimer = setTimeout(done, ms);
+    });
+  }
+}
