@@ -23,6 +23,8 @@ export interface AdcpError {
   /** Seconds, as the seller said it (already clamped to 1..3600). */
   retryAfterSeconds?: number;
   field?: string;
+  /** Seller's hint on how to fix a correctable error (shown to people, never acted on). */
+  suggestion?: string;
   details?: unknown;
 }
 
@@ -44,6 +46,11 @@ export interface TaskReply {
   error?: AdcpError;
   /** `replayed: true` from an idempotent replay. */
   replayed?: boolean;
+  /**
+   * A2A only: the transport Task's own ids. They are a continuation handle (for
+   * resuming `input-required`), never the AdCP `task_id` (PROTOCOL.md §1).
+   */
+  a2a?: { taskId?: string; contextId?: string };
 }
 
 export interface ListedTask {

@@ -1,0 +1,129 @@
+/**
+ * A2A transport: agent-card discovery and one JSON-RPC `message/send` per call,
+ * over plain fetch.
+ *
+ * Why not the SDK's `callA2ATool`: it turns a JSON-RPC error reply into
+ * `new Error("A2A agent returned error: <message>")`, dropping `code` and
+ * `data.adcp_error` (so a -32029 with `retry_after` would be unreadable); it
+ * takes no AbortSignal; and it sends the pre-profile DataPart
+ * `{skill, parameters}` where the AdCP A2A profile v3 says `{skill, input}`
+ * (the SDK's own server accepts both). The request is small enough to own.
+ */
+import { randomUUID } from 'node:crypto';
+import { isJsonObject, nonEmptyString, type JsonObject } from './json.js';
+import { readHttpFailure } from './http-failure.js';
+import { HttpStatusFailure, JsonRpcFailure } from './transport-error.js';
+import { AdcpTransportError, type AgentEndpoint } from './types.js';
+
+interface Card {
+  /** JSON-RPC endpoint from the card. */
+  endpoint: string;
+  skills: Set<string>;
+}
+
+const CARD_PATHS = ['/.well-known/agent-card.json', '/.well-known/agent.json'];
+
+/** Card URLs to try: the URL itself if it names a card, else the well-known paths under it, then under its origin. */
+export function cardUrls(agentUrl: string): string[] {
+  if (/\/\.well-known\/agent(-card)?\.json$/i.test(agentUrl)) return [agentUrl];
+  const base = agentUrl.replace(/\/+$/, '');
+  const origin = new URL(agentUrl).origin;
+  const urls = CARD_PATHS.map((p) => base + p);
+  if (base !== origin) urls.push(...CARD_PATHS.map((p) => origin + p));
+  return urls;
+}
+
+function headersFor(agent: AgentEndpoint, target: string): Record<string, string> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+  // The token was registered for the agent's origin; a card pointing its endpoint
+  // elsewhere does not get it (the call then fails with a visible 401).
+  if (agent.authToken && new URL(target).origin === new URL(agent.url).origin) {
+    headers.authorization = `Bearer ${agent.authToken}`;
+    headers['x-adcp-auth'] = agent.authToken;
+  }
+  return headers;
+}
+
+export class A2aTransport {
+  private readonly cards = new Map<string, Promise<Card>>();
+
+  private card(agent: AgentEndpoint, signal: AbortSignal): Promise<Card> {
+    let pending = this.cards.get(agent.url);
+    if (!pending) {
+      pending = this.discover(agent, signal);
+      pending.catch(() => this.cards.delete(agent.url));
+      this.cards.set(agent.url, pending);
+    }
+    return pending;
+  }
+
+  private async discover(agent: AgentEndpoint, signal: AbortSignal): Promise<Card> {
+    let lastStatus: number | undefined;
+    for (const url of cardUrls(agent.url)) {
+      const response = await fetch(url, { headers: headersFor(agent, url), signal });
+      if (!response.ok) {
+        lastStatus = response.status;
+        if (response.status === 401 || response.status === 403) throw new HttpStatusFailure(await readHttpFailure(response));
+        continue;
+      }
+      const card: unknown = await response.json();
+      if (!isJsonObject(card)) break;
+      const endpoint = nonEmptyString(card.url) ?? agent.url;
+      const skills = new Set<string>();
+      if (Array.isArray(card.skills)) {
+        for (const s of card.skills) {
+          const id = isJsonObject(s) ? nonEmptyString(s.id) ?? nonEmptyString(s.name) : undefined;
+          if (id) skills.add(id);
+        }
+      }
+      return { endpoint: new URL(endpoint, url).toString(), skills };
+    }
+    throw new AdcpTransportError(`no A2A agent card found for agent (last HTTP ${lastStatus ?? 'n/a'})`, 'protocol', lastStatus);
+  }
+
+  /**
+   * Send one AdCP task as an A2A message and return the JSON-RPC `result` (a
+   * Task or a Message) untouched. JSON-RPC and HTTP errors are thrown as
+   * JsonRpcFailure / HttpStatusFailure with everything they carried.
+   */
+  async send(agent: AgentEndpoint, skill: string, input: Record<string, unknown>, signal: AbortSignal): Promise<unknown> {
+    const { endpoint } = await this.card(agent, signal);
+    const body = {
+      jsonrpc: '2.0',
+      id: randomUUID(),
+      method: 'message/send',
+      params: {
+        message: {
+          kind: 'message',
+          role: 'user',
+          messageId: randomUUID(),
+          parts: [{ kind: 'data', data: { skill, input } }],
+        },
+      },
+    };
+    const response = await fetch(endpoint, {
+      method: 'POST',
+      headers: headersFor(agent, endpoint),
+      body: JSON.stringify(body),
+      signal,
+    });
+    if (!response.ok) throw new HttpStatusFailure(await readHttpFailure(response));
+    const reply: unknown = await response.json();
+    if (!isJsonObject(reply)) throw new AdcpTransportError('A2A reply is not a JSON object', 'protocol');
+    const error = reply.error;
+    if (isJsonObject(error)) {
+      const code = typeof error.code === 'number' ? error.code : 0;
+      throw new JsonRpcFailure(code, typeof error.message === 'string' ? error.message : 'JSON-RPC error', error.data);
+    }
+    if (!('result' in reply)) throw new AdcpTransportError('A2A reply has neither result nor error', 'protocol');
+    return reply.result as JsonObject;
+  }
+
+  async skills(agent: AgentEndpoint, signal: AbortSignal): Promise<Set<string>> {
+    return (await this.card(agent, signal)).skills;
+  }
+
+  async close(): Promise<void> {
+    this.cards.clear();
+  }
+}

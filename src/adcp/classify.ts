@@ -1,0 +1,69 @@
+/**
+ * Turning one raw AdCP payload into a TaskReply (PROTOCOL.md §2).
+ *
+ * The status is read from the payload itself, never from the SDK's TaskExecutor
+ * mapping (which turns `auth-required` into completed and `rejected`/`canceled`
+ * into failed). Order:
+ *   1. root `status` that is an AdCP task status → that status;
+ *   2. the transport said the call failed (MCP `isError`, A2A failed/rejected/...)
+ *      → the transport's word;
+ *   3. `adcp_error`, or non-empty `errors[]` without `media_buy_id` → `failed`;
+ *   4. otherwise `completed`: this covers a 3.0 create_media_buy whose root
+ *      `status` is a MediaBuyStatus (`pending_creatives`, `active`, ...).
+ * A root `status` that is both words (MediaBuyStatus `completed`, `rejected`,
+ * `canceled`) is read as the task status: same terminal meaning either way.
+ */
+import { isAdcpTaskStatus, type AdcpTaskStatus } from '../domain/status.js';
+import { epochMs, isJsonObject, nonEmptyString, type JsonObject } from './json.js';
+import { payloadError, toAdcpError, type WireAdcpError } from './extract-error.js';
+import type { TaskReply } from './types.js';
+
+export interface TransportView {
+  /**
+   * What the transport said about the call when it was not plain success:
+   * `failed` for MCP isError; the A2A Task state when it is not `completed`.
+   */
+  transportStatus?: AdcpTaskStatus;
+  /** An error the transport carried outside the payload (e.g. MCP text JSON). */
+  transportError?: WireAdcpError;
+  /** Fallbacks for envelope fields the payload lacks. */
+  taskId?: string;
+  contextId?: string;
+  text?: string;
+  a2a?: { taskId?: string; contextId?: string };
+}
+
+const FAILURE_WORDS: ReadonlySet<AdcpTaskStatus> = new Set(['failed', 'rejected', 'canceled']);
+
+export function classifyStatus(payload: JsonObject, view: TransportView = {}): AdcpTaskStatus {
+  const root = payload.status;
+  const transport = view.transportStatus;
+  if (isAdcpTaskStatus(root)) {
+    // A payload claiming success inside a failed call is not believed.
+    if (root === 'completed' && transport && FAILURE_WORDS.has(transport)) return transport;
+    return root;
+  }
+  if (transport && transport !== 'completed') return transport;
+  const hasEnvelopeError = isJsonObject(payload.adcp_error);
+  const hasErrors = Array.isArray(payload.errors) && payload.errors.length > 0;
+  // errors[] beside a media_buy_id are warnings on a buy that exists (3.0 partial success).
+  if (hasEnvelopeError || (hasErrors && payload.media_buy_id === undefined)) return 'failed';
+  return 'completed';
+}
+
+export function classifyPayload(payload: JsonObject, view: TransportView = {}): TaskReply {
+  const wireError = payloadError(payload) ?? view.transportError;
+  const reply: TaskReply = { status: classifyStatus(payload, view), data: payload };
+  const taskId = nonEmptyString(payload.task_id) ?? view.taskId;
+  if (taskId) reply.taskId = taskId;
+  const contextId = nonEmptyString(payload.context_id) ?? view.contextId;
+  if (contextId) reply.contextId = contextId;
+  const message = nonEmptyString(payload.message) ?? wireError?.message ?? view.text;
+  if (message) reply.message = message;
+  const timestamp = epochMs(payload.timestamp);
+  if (timestamp !== undefined) reply.timestamp = timestamp;
+  if (wireError) reply.error = toAdcpError(wireError);
+  if (payload.replayed === true) reply.replayed = true;
+  if (view.a2a && (view.a2a.taskId || view.a2a.contextId)) reply.a2a = view.a2a;
+  return reply;
+}

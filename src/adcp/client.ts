@@ -1,0 +1,113 @@
+/**
+ * createAdcpClient(): the AdcpClient the rest of the orchestrator uses.
+ *
+ * Every call runs under one deadline (AbortSignal); whatever keeps us from an
+ * AdCP reply becomes an AdcpTransportError (see transport-error.ts), and every
+ * reply is classified from its raw payload (see classify.ts).
+ */
+import { A2aTransport } from './a2a-transport.js';
+import type { HttpFailure } from './http-failure.js';
+import { McpTransport } from './mcp-transport.js';
+import { listPageFromPayload, taskReplyFromPoll } from './poll.js';
+import { protocolPayload, taskReplyFromRaw, type RawReply } from './raw-reply.js';
+import { toTransportError } from './transport-error.js';
+import type { AdcpClient, AgentEndpoint, CallOptions, ListTasksPage, TaskReply } from './types.js';
+
+export interface AdcpClientOptions {
+  /**
+   * Deadline for a task call without `timeoutMs`. Generous because a seller may
+   * hold the connection while `working` (up to ~5 min, PROTOCOL.md §6).
+   */
+  callTimeoutMs?: number;
+  /** Deadline for polls and lists without `timeoutMs`. */
+  pollTimeoutMs?: number;
+}
+
+type Step<T> = (signal: AbortSignal, timeoutMs: number, onHttpFailure: (f: HttpFailure) => void) => Promise<T>;
+
+/** Run `step` under a deadline and turn anything it throws into an AdcpTransportError. */
+async function withDeadline<T>(timeoutMs: number, step: Step<T>): Promise<T> {
+  const controller = new AbortController();
+  let timedOut = false;
+  let http: HttpFailure | undefined;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new Error(`deadline of ${timeoutMs} ms passed`));
+  }, timeoutMs);
+  try {
+    return await step(controller.signal, timeoutMs, (f) => (http = f));
+  } catch (err) {
+    throw toTransportError(err, { timedOut, timeoutMs, ...(http ? { http } : {}) });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export function createAdcpClient(options: AdcpClientOptions = {}): AdcpClient {
+  const callTimeoutMs = options.callTimeoutMs ?? 300_000;
+  const pollTimeoutMs = options.pollTimeoutMs ?? 30_000;
+  const mcp = new McpTransport();
+  const a2a = new A2aTransport();
+
+  async function send(
+    agent: AgentEndpoint,
+    task: string,
+    params: Record<string, unknown>,
+    signal: AbortSignal,
+    timeoutMs: number,
+    onHttpFailure: (f: HttpFailure) => void,
+  ): Promise<RawReply> {
+    // `params` go on the wire exactly as given: no version envelope, no
+    // idempotency_key, no push_notification_config added (the SDK's
+    // ProtocolClient.callTool would add `adcp_major_version`).
+    if (agent.protocol === 'mcp') {
+      return { protocol: 'mcp', result: await mcp.callTool(agent, task, params, signal, timeoutMs, onHttpFailure) };
+    }
+    return { protocol: 'a2a', result: await a2a.send(agent, task, params, signal) };
+  }
+
+  /** Tools the agent advertises. A listing failure means "unknown": fall back to the 3.0 names. */
+  async function advertised(agent: AgentEndpoint, signal: AbortSignal): Promise<Set<string>> {
+    try {
+      return agent.protocol === 'mcp' ? await mcp.toolNames(agent, signal) : await a2a.skills(agent, signal);
+    } catch (err) {
+      if (signal.aborted) throw err;
+      return new Set();
+    }
+  }
+
+  return {
+    callTask(agent, task, params, opts?: CallOptions): Promise<TaskReply> {
+      return withDeadline(opts?.timeoutMs ?? callTimeoutMs, async (signal, ms, onHttp) =>
+        taskReplyFromRaw(await send(agent, task, params, signal, ms, onHttp)),
+      );
+    },
+
+    getTask(agent, taskId, opts?: CallOptions): Promise<TaskReply> {
+      return withDeadline(opts?.timeoutMs ?? pollTimeoutMs, async (signal, ms, onHttp) => {
+        // 3.1+ name when offered; 3.0.26 sellers answer `tasks/get` (PROTOCOL.md §0, §3).
+        const tool = (await advertised(agent, signal)).has('get_task_status') ? 'get_task_status' : 'tasks/get';
+        const raw = await send(agent, tool, { task_id: taskId, include_result: true }, signal, ms, onHttp);
+        return taskReplyFromPoll(tool, protocolPayload(raw, tool), taskId);
+      });
+    },
+
+    listTasks(agent, query, opts?: CallOptions): Promise<ListTasksPage> {
+      return withDeadline(opts?.timeoutMs ?? pollTimeoutMs, async (signal, ms, onHttp) => {
+        const tool = (await advertised(agent, signal)).has('list_tasks') ? 'list_tasks' : 'tasks/list';
+        const body: Record<string, unknown> = {};
+        if (query.statuses && query.statuses.length > 0) body.filters = { statuses: query.statuses };
+        const pagination: Record<string, unknown> = {};
+        if (query.maxResults !== undefined) pagination.max_results = Math.min(100, Math.max(1, Math.floor(query.maxResults)));
+        if (query.cursor !== undefined) pagination.cursor = query.cursor;
+        if (Object.keys(pagination).length > 0) body.pagination = pagination;
+        const raw = await send(agent, tool, body, signal, ms, onHttp);
+        return listPageFromPayload(tool, protocolPayload(raw, tool));
+      });
+    },
+
+    async close(): Promise<void> {
+      await Promise.all([mcp.close(), a2a.close()]);
+    },
+  };
+}

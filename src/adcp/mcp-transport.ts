@@ -1,0 +1,159 @@
+/**
+ * MCP transport: one cached Streamable HTTP session per (agent URL, token), a
+ * raw `tools/call`, and the agent's tool list.
+ *
+ * Why not the SDK's `callMCPTool`: on any thrown error (timeout, 429, JSON-RPC
+ * -32029, 5xx) it closes the connection and silently sends the same call again,
+ * which would retry a mutation sooner than `retry_after` allows and double the
+ * wait on a timeout; and it takes no AbortSignal, so `timeoutMs` could not stop
+ * the request. We use the MCP client it wraps, with the same headers it sends
+ * (`Authorization: Bearer`, `x-adcp-auth`), and decide about retries upstream.
+ *
+ * `tools/call` goes through `client.request` with the plain CallToolResult schema
+ * rather than `client.callTool`, because the latter validates `structuredContent`
+ * against the tool's outputSchema once tools were listed, and would turn a
+ * seller's slightly-off reply into a client-side error: we want the raw reply.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { createHash } from 'node:crypto';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { readHttpFailure, type HttpFailure } from './http-failure.js';
+import type { McpToolResult } from './extract-mcp.js';
+import type { AgentEndpoint } from './types.js';
+
+/** Per-call slot where the fetch wrapper leaves the HTTP error response it saw. */
+const httpSlot = new AsyncLocalStorage<{ failure?: HttpFailure }>();
+
+async function capturingFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  const response = await fetch(input, init);
+  const slot = httpSlot.getStore();
+  if (!response.ok && slot && !slot.failure) slot.failure = await readHttpFailure(response);
+  return response;
+}
+
+function authHeaders(token: string | undefined): Record<string, string> {
+  // Same pair the SDK sends: sellers built on it read either header.
+  return token ? { Authorization: `Bearer ${token}`, 'x-adcp-auth': token } : {};
+}
+
+interface Session {
+  client: Client;
+  tools?: Promise<Set<string>>;
+}
+
+export class McpTransport {
+  private readonly sessions = new Map<string, Promise<Session>>();
+
+  private key(agent: AgentEndpoint): string {
+    // The token is hashed so it never sits in a map key that might get logged.
+    const tokenHash = agent.authToken ? createHash('sha256').update(agent.authToken).digest('hex').slice(0, 16) : '';
+    return `${agent.url}#${tokenHash}`;
+  }
+
+  private session(agent: AgentEndpoint): Promise<Session> {
+    const key = this.key(agent);
+    let pending = this.sessions.get(key);
+    if (!pending) {
+      pending = (async () => {
+        const client = new Client({ name: 'adcp-orchestrator', version: '0.1.0' });
+        const transport = new StreamableHTTPClientTransport(new URL(agent.url), {
+          requestInit: { headers: authHeaders(agent.authToken) },
+          fetch: capturingFetch,
+        });
+        await client.connect(transport);
+        return { client };
+      })();
+      // A failed connect must not poison the cache for the next call.
+      pending.catch(() => this.sessions.delete(key));
+      this.sessions.set(key, pending);
+    }
+    return pending;
+  }
+
+  private drop(agent: AgentEndpoint, session: Promise<Session>): void {
+    const key = this.key(agent);
+    if (this.sessions.get(key) === session) this.sessions.delete(key);
+    session.then((s) => s.client.close()).catch(() => {});
+  }
+
+  /**
+   * One `tools/call`, reply returned raw. `onHttpFailure` receives the HTTP error
+   * response seen on the way (for 429/5xx mapping).
+   *
+   * The only resend: a 404 on a session we had used, which is the MCP way of
+   * saying "unknown session" (server restarted). The call never reached a tool,
+   * so sending it again on a fresh session is not a retry of the work.
+   */
+  async callTool(
+    agent: AgentEndpoint,
+    name: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    timeoutMs: number,
+    onHttpFailure: (failure: HttpFailure) => void,
+  ): Promise<McpToolResult> {
+    for (let attempt = 0; ; attempt++) {
+      const slot: { failure?: HttpFailure } = {};
+      const pending = this.session(agent);
+      try {
+        return await httpSlot.run(slot, async () => {
+          const { client } = await abortable(pending, signal);
+          // The MCP client's own timer is set past ours, so ours is the one that fires.
+          return client.request({ method: 'tools/call', params: { name, arguments: args } }, CallToolResultSchema, {
+            signal,
+            timeout: timeoutMs + 1_000,
+          });
+        });
+      } catch (err) {
+        if (slot.failure) onHttpFailure(slot.failure);
+        const staleSession = err instanceof StreamableHTTPError && err.code === 404 && attempt === 0;
+        // A JSON-RPC error or our own deadline leaves the session healthy; anything
+        // else (HTTP error, dropped socket) may not, so the next call reconnects.
+        if (!(err instanceof McpError) && !signal.aborted) this.drop(agent, pending);
+        if (staleSession && !signal.aborted) continue;
+        throw err;
+      }
+    }
+  }
+
+  /** Names of the tools the agent lists (cached per session; a failed listing is not cached). */
+  async toolNames(agent: AgentEndpoint, signal: AbortSignal): Promise<Set<string>> {
+    const pending = this.session(agent);
+    const session = await abortable(pending, signal);
+    if (!session.tools) {
+      session.tools = (async () => {
+        const names = new Set<string>();
+        let cursor: string | undefined;
+        do {
+          const page = await session.client.listTools(cursor ? { cursor } : undefined, { signal });
+          for (const tool of page.tools) names.add(tool.name);
+          cursor = page.nextCursor;
+        } while (cursor);
+        return names;
+      })();
+      session.tools.catch(() => (session.tools = undefined));
+    }
+    return session.tools;
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.sessions.values()];
+    this.sessions.clear();
+    await Promise.all(all.map((p) => p.then((s) => s.client.close()).catch(() => {})));
+  }
+}
+
+/** Await a promise unless the signal fires first (the promise itself keeps running). */
+export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (v) => (signal.removeEventListener('abort', onAbort), resolve(v)),
+      (e) => (signal.removeEventListener('abort', onAbort), reject(e)),
+    );
+  });
+}
