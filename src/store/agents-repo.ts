@@ -46,6 +46,19 @@ export class AgentsRepo {
     return this.db.kysely.selectFrom('agents').selectAll().where('tenant_id', '=', tenantId).where('url', '=', url).executeTakeFirst();
   }
 
+  async findByName(tenantId: string, name: string): Promise<AgentRow | undefined> {
+    return this.db.kysely.selectFrom('agents').selectAll().where('tenant_id', '=', tenantId).where('name', '=', name).executeTakeFirst();
+  }
+
+  /** Points an agent at a new address (sandbox agents get a fresh port each start). */
+  async updateEndpoint(id: string, url: string, webhookSigning?: unknown): Promise<void> {
+    await this.db.kysely
+      .updateTable('agents')
+      .set({ url, ...(webhookSigning === undefined ? {} : { webhook_signing: JSON.stringify(webhookSigning) }) })
+      .where('id', '=', id)
+      .execute();
+  }
+
   async list(tenantId: string): Promise<AgentRow[]> {
     return this.db.kysely.selectFrom('agents').selectAll().where('tenant_id', '=', tenantId).orderBy('created_at').orderBy('id').execute();
   }

@@ -1,0 +1,68 @@
+/**
+ * `adcp-orchestrator serve [--sandbox] [--port N] [--db URL]`.
+ * With --sandbox: embedded SQLite under ./data, a sandbox seller on loopback,
+ * registered for a `sandbox` tenant, and a ready-to-paste curl.
+ */
+import type { Command } from 'commander';
+import { createApp, type App } from '../../app.js';
+import type { Config } from '../../config.js';
+import { createLogger } from '../../logger.js';
+import { configOrExit } from '../load-config.js';
+import { setUpSandbox, type SandboxSetup } from '../sandbox-setup.js';
+
+interface ServeOptions {
+  sandbox?: boolean;
+  port?: string;
+  db?: string;
+}
+
+/** Sandbox timings: fast enough to watch a media buy go through in a few seconds. */
+const SANDBOX_DEFAULTS: Record<string, string> = {
+  ADCP_ORCH_POLL_INTERVAL_MS: '2000',
+  ADCP_ORCH_BACKUP_POLL_AFTER_MS: '10000',
+  ADCP_ORCH_WORKING_TIMEOUT_MS: '5000',
+};
+
+export function registerServeCommand(program: Command): void {
+  program
+    .command('serve')
+    .description('run the orchestrator (API, webhook receiver, scheduler)')
+    .option('--sandbox', 'also run sandbox agents on loopback and register them')
+    .option('--port <n>', 'HTTP port (default PORT or 8080)')
+    .option('--db <url>', 'database URL (default ADCP_ORCH_DATABASE_URL or sqlite:./data/orchestrator.db)')
+    .action(async (opts: ServeOptions) => {
+      const overrides: Partial<Config> = {};
+      if (opts.db) overrides.ADCP_ORCH_DATABASE_URL = opts.db;
+      const env = opts.sandbox ? { ...SANDBOX_DEFAULTS, ...process.env } : process.env;
+      const portOverride = opts.port ?? env.PORT;
+      const config = configOrExit({ ...overrides, ...(opts.port ? { PORT: Number(opts.port) } : {}) }, env);
+      if (opts.sandbox && !config.ADCP_ORCH_PUBLIC_URL) {
+        // Sandbox agents run on this machine, so they reach our webhooks on loopback.
+        config.ADCP_ORCH_PUBLIC_URL = `http://127.0.0.1:${portOverride ?? config.PORT}`;
+      }
+      await serve(config, Boolean(opts.sandbox));
+    });
+}
+
+async function serve(config: Config, sandbox: boolean): Promise<void> {
+  const logger = createLogger(config.LOG_LEVEL);
+  let sandboxSetup: SandboxSetup | undefined;
+  let app: App | undefined;
+  const shutdown = async (signal: string) => {
+    logger.info({ signal }, 'shutting down');
+    await app?.close().catch((err) => logger.error({ err }, 'close failed'));
+    await sandboxSetup?.close().catch(() => undefined);
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+
+  app = await createApp({ config, logger });
+  const baseUrl = await app.listen();
+  if (sandbox) {
+    sandboxSetup = await setUpSandbox(app, config, baseUrl);
+    process.stdout.write(sandboxSetup.banner);
+  } else {
+    process.stdout.write(`adcp-orchestrator listening on ${baseUrl}\n`);
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * What `serve --sandbox` adds: a sandbox seller on loopback, a `sandbox` tenant
+ * with an API key, the seller registered for it, and a banner telling the user
+ * how to try it.
+ */
+import type { App } from '../app.js';
+import type { Config } from '../config.js';
+import { startSandboxSeller, type SandboxSeller } from '../sandbox/seller.js';
+
+export interface SandboxSetup {
+  seller: SandboxSeller;
+  apiKey: string;
+  agentId: string;
+  banner: string;
+  close(): Promise<void>;
+}
+
+export const SANDBOX_TENANT = 'sandbox';
+export const SANDBOX_SELLER_NAME = 'sandbox-seller';
+
+export async function setUpSandbox(app: App, config: Config, baseUrl: string): Promise<SandboxSetup> {
+  const seller = await startSandboxSeller({ port: 0 });
+  const tenant = await app.store.tenants.ensureTenant(SANDBOX_TENANT);
+  const apiKey = await app.store.tenants.createApiKey(tenant.id, config.ADCP_ORCH_API_KEY);
+  const signing = { jwks_uri: seller.jwksUri };
+  let agent = await app.store.agents.findByName(tenant.id, SANDBOX_SELLER_NAME);
+  if (agent) await app.store.agents.updateEndpoint(agent.id, seller.url, signing);
+  else agent = await app.store.agents.insert({ tenantId: tenant.id, name: SANDBOX_SELLER_NAME, role: 'seller', url: seller.url, protocol: 'mcp', webhookSigning: signing });
+
+  const body = {
+    agent_id: agent.id,
+    request: {
+      account: { account_id: 'sandbox_account' },
+      brand: { domain: 'example-brand.com' },
+      start_time: 'asap',
+      end_time: '2027-12-31T23:59:59Z',
+      packages: [{ product_id: 'sandbox_submitted', pricing_option_id: 'cpm_std', budget: 40000 }],
+    },
+  };
+  const banner = [
+    '',
+    `adcp-orchestrator (sandbox) on ${baseUrl}`,
+    `  database:       ${app.store.db.describe}`,
+    `  sandbox seller: ${seller.url} (agent ${agent.id})`,
+    `  API key:        ${apiKey}`,
+    '',
+    'Create a media buy (goes submitted, then completed a few seconds later):',
+    '',
+    `curl -s -X POST ${baseUrl}/v1/media-buys -H 'Authorization: Bearer ${apiKey}' -H 'Content-Type: application/json' -d '${JSON.stringify(body)}'`,
+    '',
+    `Then: curl -s ${baseUrl}/v1/operations/<id> -H 'Authorization: Bearer ${apiKey}'`,
+    '',
+  ].join('\n');
+  return { seller, apiKey, agentId: agent.id, banner, close: () => seller.close() };
+}
