@@ -86,15 +86,17 @@ function verify(request: HmacRequest, secrets: HmacSecrets, nowMs: number): Hmac
   if (!TIMESTAMP_PATTERN.test(timestamp)) {
     return fail('webhook_signature_header_malformed', 'X-ADCP-Timestamp must be unix seconds (digits only).');
   }
+  // The window first: a stale or future delivery is refused as such whatever
+  // its signature looks like (that is what tells a sender its clock is off).
+  const ts = Number(timestamp);
+  if (Math.abs(nowMs / 1000 - ts) > HMAC_WINDOW_SECONDS) {
+    return fail('webhook_signature_window_invalid', `X-ADCP-Timestamp is more than ${HMAC_WINDOW_SECONDS} s from now.`);
+  }
   // Shape before any MAC work: wrong prefix, double prefix, truncation and
   // non-hex all fail here (and a length mismatch never reaches the compare).
   const match = SIGNATURE_PATTERN.exec(signature);
   if (!match) {
     return fail('webhook_signature_header_malformed', 'X-ADCP-Signature must be "sha256=" followed by 64 hex digits.');
-  }
-  const ts = Number(timestamp);
-  if (Math.abs(nowMs / 1000 - ts) > HMAC_WINDOW_SECONDS) {
-    return fail('webhook_signature_window_invalid', `X-ADCP-Timestamp is more than ${HMAC_WINDOW_SECONDS} s from now.`);
   }
   const presented = Buffer.from(match[1].toLowerCase(), 'hex');
   if (macMatches(secrets.secret, timestamp, rawBody, presented)) {

@@ -1,0 +1,19 @@
+/** Loading the AdCP conformance vectors copied under test/fixtures/adcp-vectors. */
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const VECTORS_DIR = fileURLToPath(new URL('../../fixtures/adcp-vectors/', import.meta.url));
+
+export function readVectorFile<T = any>(relative: string): T {
+  return JSON.parse(readFileSync(join(VECTORS_DIR, relative), 'utf8')) as T;
+}
+
+/** Every JSON file in a vectors subfolder, as [file name, parsed content], sorted by name. */
+export function readVectorDir<T = any>(relative: string): Array<[string, T]> {
+  const dir = join(VECTORS_DIR, relative);
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((f) => [f, JSON.parse(readFileSync(join(dir, f), 'utf8')) as T]);
+}
