@@ -96,7 +96,8 @@ export class McpTransport {
   ): Promise<McpToolResult> {
     for (let attempt = 0; ; attempt++) {
       const slot: { failure?: HttpFailure } = {};
-      const pending = this.session(agent);
+      // Opened inside the slot so an HTTP error during `initialize` is captured too.
+      const pending = httpSlot.run(slot, () => this.session(agent));
       try {
         return await httpSlot.run(slot, async () => {
           const { client } = await abortable(pending, signal);
