@@ -18,6 +18,10 @@ import { Scheduler } from './engine/scheduler.js';
 import { resolveSecretKey } from './secret-key.js';
 import { openStore, type Store } from './store/index.js';
 import { SecretBox } from './store/secret-box.js';
+import { AgentKeySources } from './webhooks/key-sources.js';
+import { WebhookReceiver } from './webhooks/receiver.js';
+import { applyPendingDeliveries, startDeliveryMaintenance } from './webhooks/recovery.js';
+import { webhookRoutes } from './webhooks/route.js';
 
 export interface AppOptions {
   config: Config;
@@ -36,6 +40,7 @@ export interface App {
   metrics: Metrics;
   bus: ChangeBus;
   secrets: SecretBox;
+  receiver: WebhookReceiver;
   instanceId: string;
   /** Listens on the configured port; returns the base URL. */
   listen(): Promise<string>;
@@ -69,8 +74,26 @@ export async function createApp(opts: AppOptions): Promise<App> {
     concurrency: opts.concurrency ?? 64,
     tickMs: config.ADCP_ORCH_SCHEDULER_TICK_MS,
   });
+  const receiver = new WebhookReceiver({
+    store,
+    operations,
+    secrets,
+    keySources: new AgentKeySources(config.ADCP_ORCH_ALLOW_PRIVATE_NETWORK),
+    metrics,
+    log: logger,
+    now: () => clock.now(),
+  });
   let ready = false;
-  const api = await buildApi({ store, secrets, operations, metrics, logger, isReady: () => ready });
+  let stopMaintenance: (() => void) | undefined;
+  const api = await buildApi({
+    store,
+    secrets,
+    operations,
+    metrics,
+    logger,
+    isReady: () => ready,
+    plugins: [webhookRoutes(receiver, config.ADCP_ORCH_PUBLIC_URL)],
+  });
 
   return {
     store,
@@ -80,10 +103,15 @@ export async function createApp(opts: AppOptions): Promise<App> {
     metrics,
     bus,
     secrets,
+    receiver,
     instanceId,
     async listen() {
+      // Deliveries stored by a process that died before applying them come first.
+      const recovered = await applyPendingDeliveries(store, receiver, logger, clock.now(), 0);
+      if (recovered > 0) logger.info({ applied: recovered }, 'applied webhook deliveries left by a previous run');
       await api.listen({ port: config.PORT, host: config.HOST });
       scheduler.start();
+      stopMaintenance = startDeliveryMaintenance(store, receiver, logger);
       ready = true;
       const addr = api.server.address();
       const port = typeof addr === 'object' && addr ? addr.port : config.PORT;
@@ -92,6 +120,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     },
     async close() {
       ready = false;
+      stopMaintenance?.();
       await scheduler.stop();
       await api.close();
       await adcp.close();

@@ -43,6 +43,11 @@ export const ConfigSchema = z.object({
   ADCP_ORCH_SYNC_WAIT_MS: intMs(10_000),
   /** Polls of one task before it is marked stalled (then reconciled slowly). */
   ADCP_ORCH_MAX_POLLS: z.coerce.number().int().positive().default(2_000),
+  /** Let webhook key discovery (jwks_uri, brand.json) reach loopback/private addresses: sandboxes and tests only. */
+  ADCP_ORCH_ALLOW_PRIVATE_NETWORK: z
+    .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
+    .default('false')
+    .transform((v) => v === 'true' || v === '1'),
   /** Scheduler tick when nothing woke it earlier. */
   ADCP_ORCH_SCHEDULER_TICK_MS: intMs(1_000),
 });

@@ -22,7 +22,8 @@ import type { ChangeBus } from './change-bus.js';
 import type { Clock } from './clock.js';
 import { EngineError, notFound } from './errors.js';
 import type { Metrics } from './metrics.js';
-import { planObservation, type TaskObservation, type TimingPolicy } from './observation-plan.js';
+import { planObservation, type ObservationOutcome, type TaskObservation, type TimingPolicy } from './observation-plan.js';
+import type { Tx } from '../store/tx.js';
 
 export type WebhookMode = 'rfc9421' | 'hmac' | 'bearer' | 'none';
 
@@ -216,7 +217,12 @@ export class OperationService {
    * Applies an observation (from a call, poll, webhook or reconcile). With a lease the
    * write happens only if the lease still holds, and the lease is released with it.
    */
-  async observe(operationId: string, lease: Lease | null, obs: TaskObservation): Promise<MutateResult<string>> {
+  async observe(
+    operationId: string,
+    lease: Lease | null,
+    obs: TaskObservation,
+    alongside?: (trx: Tx, outcome: ObservationOutcome) => Promise<void>,
+  ): Promise<MutateResult<ObservationOutcome>> {
     const now = this.clock.now();
     const result = await this.commit(
       operationId,
@@ -227,6 +233,7 @@ export class OperationService {
         return plan;
       },
       now,
+      alongside,
     );
     if (result.outcome === 'applied') await this.recordObservationMetrics(result.row, result.events);
     if (result.outcome === 'lease_lost') this.log.info({ operation_id: operationId }, 'lease lost before writing; discarded');
@@ -298,8 +305,14 @@ export class OperationService {
     });
   }
 
-  private async commit<T>(id: string, lease: Lease | null, plan: (row: OperationRow) => MutationPlan<T>, now = this.clock.now()): Promise<MutateResult<T>> {
-    const result = await this.store.operations.mutate(id, lease, plan, now);
+  private async commit<T>(
+    id: string,
+    lease: Lease | null,
+    plan: (row: OperationRow) => MutationPlan<T>,
+    now = this.clock.now(),
+    alongside?: (trx: Tx, value: T) => Promise<void>,
+  ): Promise<MutateResult<T>> {
+    const result = await this.store.operations.mutate(id, lease, plan, now, alongside);
     if (result.outcome === 'applied' && result.events.length > 0) this.bus.publish({ operation: result.row, events: result.events });
     return result;
   }

@@ -5,6 +5,8 @@ import { IdempotencyRepo } from './idempotency-repo.js';
 import { migrateToLatest } from './migrate.js';
 import { OperationsRepo } from './operations-repo.js';
 import { TenantsRepo } from './tenants-repo.js';
+import { DeliveriesRepo } from './deliveries-repo.js';
+import { DbNonceReplayStore } from './nonce-repo.js';
 
 export interface Store {
   db: Db;
@@ -12,6 +14,8 @@ export interface Store {
   agents: AgentsRepo;
   operations: OperationsRepo;
   idempotency: IdempotencyRepo;
+  deliveries: DeliveriesRepo;
+  nonces: DbNonceReplayStore;
   close(): Promise<void>;
 }
 
@@ -22,6 +26,8 @@ export function storeFor(db: Db): Store {
     agents: new AgentsRepo(db),
     operations: new OperationsRepo(db),
     idempotency: new IdempotencyRepo(db),
+    deliveries: new DeliveriesRepo(db),
+    nonces: new DbNonceReplayStore(db),
     close: () => db.close(),
   };
 }

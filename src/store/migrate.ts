@@ -6,10 +6,12 @@
 import { Migrator, type Migration, type MigrationProvider } from 'kysely';
 import type { Db } from './db.js';
 import { initial } from './migrations/001-initial.js';
+import { webhooks } from './migrations/002-webhooks.js';
 
 function migrationsFor(db: Db): Record<string, Migration> {
   return {
     '001-initial': initial(db.dialect),
+    '002-webhooks': webhooks,
   };
 }
 

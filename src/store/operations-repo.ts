@@ -185,7 +185,14 @@ export class OperationsRepo {
    * Reads the row locked, lets `plan` decide, writes the patch and events together.
    * With a lease, nothing is written unless that lease is still the current one.
    */
-  async mutate<T>(id: string, lease: Lease | null, plan: (row: OperationRow) => MutationPlan<T>, now = Date.now()): Promise<MutateResult<T>> {
+  async mutate<T>(
+    id: string,
+    lease: Lease | null,
+    plan: (row: OperationRow) => MutationPlan<T>,
+    now = Date.now(),
+    /** More writes that must commit with this one (e.g. marking a webhook delivery applied). */
+    alongside?: (trx: Tx, value: T) => Promise<void>,
+  ): Promise<MutateResult<T>> {
     return inWriteTransaction(this.db, async (trx) => {
       let q = trx.selectFrom('operations').selectAll().where('id', '=', id);
       if (this.db.dialect === 'postgres') q = q.forUpdate();
@@ -196,6 +203,7 @@ export class OperationsRepo {
       }
       const decided = plan(row);
       const events = decided.events ?? [];
+      if (alongside) await alongside(trx, decided.value);
       if (!decided.patch && events.length === 0) return { outcome: 'unchanged' as const, row, value: decided.value };
       const patch: OperationPatch = { ...decided.patch, updated_at: now };
       await trx.updateTable('operations').set(patch).where('id', '=', id).execute();

@@ -96,6 +96,25 @@ export interface ApiIdempotencyTable {
   created_at: number;
 }
 
+export interface WebhookNoncesTable {
+  keyid: string;
+  nonce: string;
+  expires_at: number;
+}
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  sender: string;
+  idempotency_key: string;
+  fingerprint: string;
+  operation_id: string;
+  state: 'received' | 'applied';
+  outcome: string | null;
+  payload: string;
+  received_at: number;
+  applied_at: number | null;
+}
+
 export interface Database {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
@@ -103,4 +122,6 @@ export interface Database {
   operations: OperationsTable;
   operation_events: OperationEventsTable;
   api_idempotency: ApiIdempotencyTable;
+  webhook_nonces: WebhookNoncesTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }

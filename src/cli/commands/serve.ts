@@ -21,6 +21,8 @@ const SANDBOX_DEFAULTS: Record<string, string> = {
   ADCP_ORCH_POLL_INTERVAL_MS: '2000',
   ADCP_ORCH_BACKUP_POLL_AFTER_MS: '10000',
   ADCP_ORCH_WORKING_TIMEOUT_MS: '5000',
+  // The sandbox seller publishes its webhook keys on loopback.
+  ADCP_ORCH_ALLOW_PRIVATE_NETWORK: 'true',
 };
 
 export function registerServeCommand(program: Command): void {

@@ -1,0 +1,83 @@
+/**
+ * Durable dedupe of inbound webhook deliveries on (sender, idempotency_key),
+ * kept at least 24 h. A delivery is stored before it is applied and marked
+ * applied together with the operation change, so a crash in between leaves a
+ * `received` row that the recovery sweep applies on restart.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Selectable } from 'kysely';
+import type { Db } from './db.js';
+import type { WebhookDeliveriesTable } from './schema.js';
+import type { Tx } from './tx.js';
+
+export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
+
+export type RecordResult =
+  | { kind: 'new'; delivery: DeliveryRow }
+  | { kind: 'duplicate_applied'; delivery: DeliveryRow }
+  | { kind: 'duplicate_in_flight'; delivery: DeliveryRow }
+  | { kind: 'payload_mismatch'; delivery: DeliveryRow };
+
+export interface NewDelivery {
+  sender: string;
+  idempotencyKey: string;
+  fingerprint: string;
+  operationId: string;
+  payload: string;
+}
+
+export class DeliveriesRepo {
+  constructor(private readonly db: Db) {}
+
+  async record(d: NewDelivery, now = Date.now()): Promise<RecordResult> {
+    const row: DeliveryRow = {
+      id: randomUUID(),
+      sender: d.sender,
+      idempotency_key: d.idempotencyKey,
+      fingerprint: d.fingerprint,
+      operation_id: d.operationId,
+      state: 'received',
+      outcome: null,
+      payload: d.payload,
+      received_at: now,
+      applied_at: null,
+    };
+    const inserted = await this.db.kysely
+      .insertInto('webhook_deliveries')
+      .values(row)
+      .onConflict((oc) => oc.columns(['sender', 'idempotency_key']).doNothing())
+      .executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) return { kind: 'new', delivery: row };
+    const existing = await this.db.kysely
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('sender', '=', d.sender)
+      .where('idempotency_key', '=', d.idempotencyKey)
+      .executeTakeFirstOrThrow();
+    if (existing.fingerprint !== d.fingerprint) return { kind: 'payload_mismatch', delivery: existing };
+    if (existing.state === 'applied') return { kind: 'duplicate_applied', delivery: existing };
+    return { kind: 'duplicate_in_flight', delivery: existing };
+  }
+
+  /** Marks a delivery applied inside the transaction that applied it. */
+  async markApplied(trx: Tx, id: string, outcome: string, now = Date.now()): Promise<void> {
+    await trx.updateTable('webhook_deliveries').set({ state: 'applied', outcome, applied_at: now }).where('id', '=', id).execute();
+  }
+
+  /** Deliveries stored but not applied, older than `olderThan` (left by a crash). */
+  async pending(olderThan: number, limit = 500): Promise<DeliveryRow[]> {
+    return this.db.kysely
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('state', '=', 'received')
+      .where('received_at', '<=', olderThan)
+      .orderBy('received_at')
+      .limit(limit)
+      .execute();
+  }
+
+  async sweepOlderThan(cutoff: number): Promise<number> {
+    const res = await this.db.kysely.deleteFrom('webhook_deliveries').where('received_at', '<', cutoff).where('state', '=', 'applied').executeTakeFirst();
+    return Number(res.numDeletedRows);
+  }
+}

@@ -1,0 +1,200 @@
+/**
+ * The inbound webhook pipeline (PROTOCOL.md §5), in the spec's order:
+ * content type → size → authenticate in the registered mode (never another) →
+ * strict parse → envelope → correlate → dedupe and store → converge → acknowledge.
+ *
+ * It returns what to answer instead of touching HTTP, so the Fastify route stays
+ * thin and the pipeline can be driven directly by tests and benchmarks.
+ */
+import type { Logger } from 'pino';
+import type { OperationService } from '../engine/operation-service.js';
+import type { Metrics } from '../engine/metrics.js';
+import type { Store, OperationRow } from '../store/index.js';
+import type { SecretBox } from '../store/secret-box.js';
+import { verifyBearerWebhook } from './bearer.js';
+import { webhookFingerprint } from './fingerprint.js';
+import type { HeaderBag } from './headers.js';
+import { verifyHmacWebhook } from './hmac.js';
+import type { AgentKeySources } from './key-sources.js';
+import { readWebhookPayload } from './read-payload.js';
+import type { AuthResult } from './result.js';
+import { authenticateRfc9421 } from './rfc9421.js';
+import { strictJsonParse } from './strict-json.js';
+import type { WebhookPayload } from './extract.js';
+
+export const MAX_WEBHOOK_BYTES = 1024 * 1024;
+
+export interface InboundWebhook {
+  token: string;
+  method: string;
+  /** The full URL the sender signed: our public base + the request path and query. */
+  targetUrl: string;
+  headers: HeaderBag;
+  rawBody: Buffer;
+}
+
+export interface WebhookAnswer {
+  statusCode: number;
+  headers?: Record<string, string>;
+  body: unknown;
+  /** The metric label for what happened. */
+  outcome: string;
+}
+
+export interface ReceiverDeps {
+  store: Store;
+  operations: OperationService;
+  secrets: SecretBox;
+  keySources: AgentKeySources;
+  metrics: Metrics;
+  log: Logger;
+  now?: () => number;
+}
+
+const fail = (statusCode: number, code: string, message: string, headers?: Record<string, string>): WebhookAnswer => ({
+  statusCode,
+  headers,
+  body: { error: { code, message } },
+  outcome: code,
+});
+
+export class WebhookReceiver {
+  constructor(private readonly deps: ReceiverDeps) {}
+
+  async receive(req: InboundWebhook): Promise<WebhookAnswer> {
+    const answer = await this.pipeline(req);
+    this.deps.metrics.webhook(answer.outcome);
+    if (answer.statusCode >= 400) this.deps.log.warn({ outcome: answer.outcome, status: answer.statusCode }, 'webhook refused');
+    return answer;
+  }
+
+  private async pipeline(req: InboundWebhook): Promise<WebhookAnswer> {
+    const contentType = String(req.headers['content-type'] ?? '');
+    if (!/^application\/json\s*(;|$)/i.test(contentType)) {
+      return fail(415, 'webhook_content_type_invalid', 'Content-Type must be application/json');
+    }
+    if (req.rawBody.length > MAX_WEBHOOK_BYTES) return fail(413, 'webhook_body_too_large', 'body exceeds 1 MB');
+
+    const op = await this.deps.store.operations.findByWebhookToken(req.token);
+    if (!op || op.webhook_mode === 'none') return fail(404, 'webhook_target_unknown', 'no operation is registered at this URL');
+
+    const auth = await this.authenticate(op, req);
+    if (!auth.ok) {
+      if (auth.transient) return fail(503, auth.code, auth.message, { 'retry-after': '5' });
+      return fail(401, auth.code, auth.message, { 'www-authenticate': `Signature error="${auth.code}"` });
+    }
+
+    const parsed = strictJsonParse(req.rawBody);
+    if (!parsed.ok) return fail(400, parsed.code, parsed.message);
+    const read = readWebhookPayload(parsed.value);
+    if (!read.ok) return fail(400, read.code, read.message);
+    const payload = read.payload;
+
+    const conflict = await this.correlationConflict(op, payload);
+    if (conflict) return conflict;
+
+    const fingerprint = webhookFingerprint(parsed.value);
+    const recorded = await this.deps.store.deliveries.record(
+      {
+        sender: op.agent_id,
+        // A2A bodies may carry no key: a delivery is then identified by its content.
+        idempotencyKey: payload.idempotencyKey ?? `content:${fingerprint}`,
+        fingerprint,
+        operationId: op.id,
+        payload: req.rawBody.toString('utf8'),
+      },
+      this.now(),
+    );
+    switch (recorded.kind) {
+      case 'duplicate_applied':
+        return { statusCode: 200, body: { status: 'duplicate' }, outcome: 'duplicate' };
+      case 'duplicate_in_flight':
+        return fail(503, 'webhook_in_flight', 'this delivery is still being applied; retry shortly', { 'retry-after': '1' });
+      case 'payload_mismatch':
+        return fail(409, 'webhook_idempotency_conflict', 'this idempotency_key was delivered before with a different payload');
+    }
+
+    try {
+      const applied = await this.apply(op.id, recorded.delivery.id, payload);
+      return { statusCode: 200, body: { status: 'accepted', outcome: applied }, outcome: applied === 'transition' || applied === 'same' ? 'accepted' : applied };
+    } catch (err) {
+      // Stored but not applied: the recovery sweep applies it; the sender's retry gets 503 until then.
+      this.deps.log.error({ err, operation_id: op.id }, 'webhook stored but not applied');
+      return fail(503, 'webhook_apply_failed', 'stored; not yet applied', { 'retry-after': '5' });
+    }
+  }
+
+  /** Applies a stored delivery and marks it applied in the same transaction. */
+  async apply(operationId: string, deliveryId: string, payload: WebhookPayload): Promise<string> {
+    const result = await this.deps.operations.observe(
+      operationId,
+      null,
+      {
+        status: payload.status,
+        source: 'webhook',
+        taskId: payload.taskIdSource === 'adcp' ? payload.taskId : undefined,
+        contextId: payload.contextId,
+        message: payload.message,
+        timestamp: payload.timestamp,
+        data: payload.data ?? undefined,
+        error: payload.error,
+      },
+      (trx, outcome) => this.deps.store.deliveries.markApplied(trx, deliveryId, outcome, this.now()),
+    );
+    if (result.outcome === 'not_found' || result.outcome === 'lease_lost') return result.outcome;
+    return result.value;
+  }
+
+  private async authenticate(op: OperationRow, req: InboundWebhook): Promise<AuthResult> {
+    switch (op.webhook_mode) {
+      case 'hmac':
+        return verifyHmacWebhook({ headers: req.headers, rawBody: req.rawBody }, { secret: this.secret(op) }, this.now);
+      case 'bearer':
+        return verifyBearerWebhook(req.headers, { token: this.secret(op) }, this.now);
+      default: {
+        const agent = await this.deps.store.agents.get(op.agent_id);
+        const keys = agent ? this.deps.keySources.for(agent) : null;
+        if (!keys) return { ok: false, code: 'webhook_signature_key_unknown', message: 'the agent has no webhook signing keys registered' };
+        return authenticateRfc9421(
+          { method: req.method, url: req.targetUrl, headers: req.headers, rawBody: req.rawBody },
+          { keys, replayStore: this.deps.store.nonces, now: this.now },
+        );
+      }
+    }
+  }
+
+  /**
+   * Correlation (PROTOCOL.md §1, §5): the seller's task id is the work handle. Once bound
+   * it must repeat; a delivery naming another task, or another operation, is a conflict.
+   */
+  private async correlationConflict(op: OperationRow, payload: WebhookPayload): Promise<WebhookAnswer | null> {
+    const mismatch =
+      (payload.operationId !== undefined && payload.operationId !== op.id) ||
+      (payload.taskIdSource === 'adcp' && op.task_id !== null && payload.taskId !== op.task_id);
+    let otherOwner = false;
+    if (!mismatch && payload.taskIdSource === 'adcp' && op.task_id === null) {
+      const owner = await this.deps.store.operations.findByTask(op.agent_id, payload.taskId);
+      otherOwner = owner !== undefined && owner.id !== op.id;
+    }
+    if (!mismatch && !otherOwner) return null;
+    await this.deps.store.operations.mutate(op.id, null, () => ({
+      events: [
+        {
+          source: 'webhook',
+          kind: 'task_conflict',
+          detail: { bound_task_id: op.task_id, observed_task_id: payload.taskId, observed_operation_id: payload.operationId ?? null },
+        },
+      ],
+      value: null,
+    }));
+    this.deps.metrics.conflict(op.type);
+    return fail(409, 'webhook_task_conflict', 'the delivery names a task or operation other than the one registered at this URL');
+  }
+
+  private readonly now = (): number => (this.deps.now ?? Date.now)();
+
+  private secret(op: OperationRow): string {
+    if (!op.webhook_secret_enc) throw new Error(`operation ${op.id} has no webhook secret`);
+    return this.deps.secrets.open(op.webhook_secret_enc);
+  }
+}

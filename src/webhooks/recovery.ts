@@ -1,0 +1,54 @@
+/**
+ * Applies webhook deliveries that were stored but never applied (the process
+ * died between the two). Runs at start and then periodically; applying is
+ * idempotent, so an instance that finds a delivery another is still applying
+ * does no harm.
+ */
+import type { Logger } from 'pino';
+import type { Store } from '../store/index.js';
+import { readWebhookPayload } from './read-payload.js';
+import type { WebhookReceiver } from './receiver.js';
+import { strictJsonParse } from './strict-json.js';
+
+/** Deliveries younger than this are probably being applied right now by the request that stored them. */
+const GRACE_MS = 5_000;
+/** Dedupe records are kept at least 24 h (PROTOCOL.md §5); we keep 48 h. */
+const RETENTION_MS = 48 * 3_600_000;
+
+export async function applyPendingDeliveries(store: Store, receiver: WebhookReceiver, log: Logger, now = Date.now(), graceMs = GRACE_MS): Promise<number> {
+  let applied = 0;
+  for (;;) {
+    const batch = await store.deliveries.pending(now - graceMs, 200);
+    if (batch.length === 0) return applied;
+    let progressed = false;
+    for (const d of batch) {
+      const parsed = strictJsonParse(d.payload);
+      const read = parsed.ok ? readWebhookPayload(parsed.value) : undefined;
+      if (!read?.ok) {
+        // It passed these checks when stored; failing now means the code changed. Keep it, loudly.
+        log.error({ delivery_id: d.id }, 'stored webhook delivery no longer parses; left unapplied');
+        continue;
+      }
+      await receiver.apply(d.operation_id, d.id, read.payload);
+      applied++;
+      progressed = true;
+    }
+    if (batch.length < 200 || !progressed) return applied;
+  }
+}
+
+export function startDeliveryMaintenance(store: Store, receiver: WebhookReceiver, log: Logger, intervalMs = 30_000): () => void {
+  const run = async () => {
+    try {
+      const n = await applyPendingDeliveries(store, receiver, log);
+      if (n > 0) log.info({ applied: n }, 'applied webhook deliveries left unapplied');
+      await store.deliveries.sweepOlderThan(Date.now() - RETENTION_MS);
+      await store.nonces.sweep(Date.now());
+    } catch (err) {
+      log.error({ err }, 'webhook maintenance failed');
+    }
+  };
+  const timer = setInterval(run, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
