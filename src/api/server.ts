@@ -1,6 +1,6 @@
 /** Builds the Fastify app: error shape, OpenAPI, and every route. */
 import swagger from '@fastify/swagger';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
 import type { Metrics } from '../engine/metrics.js';
@@ -26,7 +26,8 @@ export interface ApiDeps {
 export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as unknown as FastifyBaseLogger,
-    disableRequestLogging: true,
+    // Request lines are noise at our rates; errors are logged where they are handled.
+    logController: new LogController({ disableRequestLogging: true }),
     // The webhook receiver enforces its own 1 MB limit with the spec's 413.
     bodyLimit: 1024 * 1024,
   });
