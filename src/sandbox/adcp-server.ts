@@ -1,0 +1,178 @@
+/**
+ * The AdCP tool surface, built with the SDK's server builder.
+ *
+ * `get_products` and `get_adcp_capabilities` go through the SDK's spec-tool
+ * pipeline (schema-checked replies, auto-derived capabilities). The tools whose
+ * behaviour *is* the point of the sandbox are registered as custom tools and
+ * answered by SellerCore, which owns idempotency and task state:
+ *   create_media_buy
+ *   tasks/get, tasks_get, get_task_status     (same handler; 3.0 and 3.1 names)
+ *   tasks/list, list_tasks                    (same handler)
+ *   sandbox_respond                           (answers input-required / auth-required)
+ * Custom tools see their arguments unstripped (loose schemas): stripping
+ * unknown keys would change the payload the idempotency hash covers.
+ */
+import { z } from 'zod';
+import { createAdcpServer } from '@adcp/sdk/server/legacy/v5';
+import { InMemoryStateStore, type AdcpServer } from '@adcp/sdk/server';
+import type { SellerCore } from './core.js';
+import { SANDBOX_PRODUCTS, toAdcpProduct } from './products.js';
+import { REPLAY_TTL_SECONDS } from './idempotency.js';
+
+export interface ToolCaller {
+  /** Idempotency scope of the caller (one per credential). */
+  principal: string;
+}
+
+/**
+ * The SDK insists on an explicit state store outside NODE_ENV=test/development.
+ * Our state lives in SellerCore, so this store stays empty; one per seller.
+ */
+export const newUnusedStateStore = (): InMemoryStateStore => new InMemoryStateStore();
+
+const loose = (shape: Record<string, z.ZodType>) => z.looseObject(shape);
+
+const pollInput = loose({
+  task_id: z.string().describe('The seller task_id from an async reply'),
+  include_result: z.boolean().optional().describe('Return the result of a completed task (default true)'),
+  include_history: z.boolean().optional(),
+});
+
+const listInput = loose({
+  filters: z
+    .looseObject({
+      status: z.string().optional(),
+      statuses: z.array(z.string()).optional(),
+      task_type: z.string().optional(),
+      task_types: z.array(z.string()).optional(),
+      created_after: z.string().optional(),
+      created_before: z.string().optional(),
+      updated_after: z.string().optional(),
+      updated_before: z.string().optional(),
+      task_ids: z.array(z.string()).optional(),
+      context_contains: z.string().optional(),
+      has_webhook: z.boolean().optional(),
+    })
+    .optional(),
+  sort: z.looseObject({ field: z.string().optional(), direction: z.string().optional() }).optional(),
+  pagination: z.looseObject({ max_results: z.number().optional(), cursor: z.string().optional() }).optional(),
+});
+
+const createInput = loose({
+  idempotency_key: z.string().describe('UUID v4 per logical request; retries reuse it with identical bytes'),
+  packages: z
+    .array(z.looseObject({ product_id: z.string() }))
+    .describe('The FIRST package product_id selects the sandbox behaviour; see get_products'),
+});
+
+const respondInput = loose({
+  task_id: z.string(),
+  approve: z.boolean().describe('true → the task proceeds (completed); false → rejected'),
+  message: z.string().optional(),
+  then: z
+    .enum(['completed', 'submitted', 'working'])
+    .optional()
+    .describe('After approval: complete now (default), or pass through submitted/working first'),
+});
+
+type Args = Record<string, unknown>;
+
+export function buildAdcpServer(
+  core: SellerCore,
+  agentUrl: string,
+  caller: ToolCaller,
+  stateStore: InMemoryStateStore,
+): AdcpServer {
+  const poll = (tool: string) => async (args: Args) => core.getTask(args, tool);
+  const list = async (args: Args) => core.listTasks(args);
+  const pollConfig = (tool: string) => ({
+    description: 'Poll an async task by task_id (spec-flat tasks-get response).',
+    inputSchema: pollInput,
+    handler: poll(tool),
+  });
+  const listConfig = {
+    description: 'List tasks with filters (statuses, dates, task_ids…) and cursor pagination.',
+    inputSchema: listInput,
+    handler: list,
+  };
+
+  return withoutSlashNameWarnings(() => createAdcpServer({
+    name: 'AdCP sandbox seller',
+    version: '1.0.0',
+    stateStore,
+    instructions:
+      'Sandbox seller for testing buyers. get_products lists products whose id selects how create_media_buy ' +
+      'behaves (instant, submitted, working, input-required, rejected, failed, auth-required, flaky). ' +
+      'Answer input-required/auth-required tasks with sandbox_respond.',
+    // Replies are checked against the bundled AdCP schemas in every
+    // environment, so a drift in our products shows up in tests.
+    validation: { requests: 'off', responses: 'strict' },
+    mediaBuy: {
+      getProducts: async () => ({
+        products: SANDBOX_PRODUCTS.map((p) => toAdcpProduct(p, agentUrl)),
+      }) as never,
+    },
+    capabilities: {
+      // Our create_media_buy (a custom tool) enforces this window itself.
+      idempotency: { replay_ttl_seconds: REPLAY_TTL_SECONDS },
+      overrides: {
+        webhook_signing: {
+          supported: true,
+          profile: 'adcp/webhook-signing/v1',
+          algorithms: ['ed25519'],
+          legacy_hmac_fallback: true,
+        },
+      },
+    },
+    customTools: {
+      create_media_buy: {
+        description:
+          'Create a media buy. Behaviour is chosen by packages[0].product_id (see get_products). ' +
+          'Requires idempotency_key, account, brand, start_time, end_time, packages[].',
+        inputSchema: createInput,
+        handler: async (args: Args) => core.createMediaBuy(args, caller.principal),
+      },
+      'tasks/get': pollConfig('tasks/get'),
+      tasks_get: pollConfig('tasks_get'),
+      get_task_status: pollConfig('get_task_status'),
+      'tasks/list': listConfig,
+      list_tasks: listConfig,
+      sandbox_respond: {
+        description:
+          'Sandbox-only continuation for a task in input-required or auth-required: ' +
+          '{task_id, approve, message?, then?}. approve:true → completed (or via submitted/working), false → rejected.',
+        inputSchema: respondInput,
+        handler: async (args: Args) => core.respond(args),
+      },
+    },
+  }));
+}
+
+/**
+ * The MCP SDK warns (five console lines) whenever a tool name contains "/".
+ * `tasks/get` and `tasks/list` are the AdCP 3.0 names buyers call (the SDK's
+ * own TaskExecutor polls `tasks/get`), and we build a server per request, so
+ * that warning would flood the log. Construction is synchronous, so filtering
+ * console.warn for its duration touches nothing else; other warnings pass.
+ */
+function withoutSlashNameWarnings<T>(build: () => T): T {
+  const warn = console.warn;
+  let inBlock = false;
+  console.warn = (...args: unknown[]) => {
+    const line = typeof args[0] === 'string' ? args[0] : '';
+    if (/^Tool name validation warning for "tasks\//.test(line)) {
+      inBlock = true;
+      return;
+    }
+    if (inBlock) {
+      if (line.startsWith('See SEP')) inBlock = false;
+      return;
+    }
+    warn(...args);
+  };
+  try {
+    return build();
+  } finally {
+    console.warn = warn;
+  }
+}

@@ -1,0 +1,458 @@
+/**
+ * The sandbox seller's brain, independent of any transport: the tool
+ * implementations (create_media_buy, tasks/get, list_tasks, sandbox_respond),
+ * the scripted async behaviours, and the hooks tests use to force things.
+ * MCP and A2A both reach it through the AdcpServer built in adcp-server.ts.
+ */
+import {
+  AUTH_REQUIRED_MESSAGE,
+  buildMediaBuy,
+  checkCreateRequest,
+  INPUT_REQUIRED_MESSAGE,
+} from './behaviours.js';
+import { IDEMPOTENCY_KEY_PATTERN, IdempotencyLedger } from './idempotency.js';
+import type { DeliveryContent, Notifier } from './notifications.js';
+import { findSandboxProduct, type SandboxBehaviour } from './products.js';
+import type { StatsRecorder } from './stats.js';
+import {
+  InvalidCursorError,
+  isTerminalStatus,
+  TASK_STATUSES,
+  TaskRegistry,
+  type PushNotificationConfig,
+  type SandboxTask,
+  type SortDirection,
+  type SortField,
+  type TaskError,
+  type TaskQuery,
+  type TaskStatus,
+} from './tasks.js';
+import { errorResult, isPlainObject, ok, type ToolResult } from './wire.js';
+
+export interface CoreOptions {
+  submittedDelayMs: number;
+  workingDelayMs: number;
+  /** How many calls per idempotency_key the flaky products fail before succeeding. */
+  flakyFailures: number;
+}
+
+/** What the HTTP layer should do to a create_media_buy call before MCP sees it. */
+export type HttpFault = 'fail-500' | 'lost-reply' | null;
+
+export interface BehindBackTask {
+  status?: TaskStatus;
+  product_id?: string;
+  idempotency_key?: string;
+  push_notification_config?: PushNotificationConfig;
+  context?: unknown;
+  message?: string;
+  /** For a non-terminal status: complete by itself after this many ms (default: never). */
+  completeAfterMs?: number;
+}
+
+const TASK_TYPE = 'create_media_buy';
+const SORT_FIELDS: readonly SortField[] = ['created_at', 'updated_at', 'status', 'task_type', 'protocol'];
+
+export class SellerCore {
+  readonly tasks = new TaskRegistry();
+  private readonly ledger = new IdempotencyLedger();
+  /** Failures already served per idempotency_key by the flaky products. */
+  private readonly faultsServed = new Map<string, number>();
+
+  constructor(
+    private readonly opts: CoreOptions,
+    private readonly notifier: Notifier,
+    readonly stats: StatsRecorder,
+  ) {
+    // Every change after the initial reply is a webhook-worthy event.
+    this.tasks.onTransition(({ task, to }) => this.notifier.notify(task, deliveryFor(task, to)));
+  }
+
+  // ─── create_media_buy ────────────────────────────────────────────────
+
+  async createMediaBuy(args: Record<string, unknown>, principal: string): Promise<ToolResult> {
+    const key = args.idempotency_key;
+    const echo = args.context !== undefined ? { context: args.context } : {};
+    if (typeof key !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(key)) {
+      return errorResult('INVALID_REQUEST', 'idempotency_key is required and must match ^[A-Za-z0-9_.:-]{16,255}$', {
+        field: 'idempotency_key',
+        extra: echo,
+      });
+    }
+    this.stats.createCall(key);
+
+    const accepted = checkCreateRequest(args);
+    if ('code' in accepted) {
+      return errorResult(accepted.code, accepted.message, { ...(accepted.field && { field: accepted.field }), extra: echo });
+    }
+    if (accepted.product.behaviour === 'flaky_429' && this.takeFault(key)) {
+      return errorResult('RATE_LIMITED', 'sandbox: rate limited, retry after retry_after seconds', {
+        retry_after: 1,
+        extra: echo,
+      });
+    }
+
+    const { outcome, result } = await this.ledger.run(principal, key, args, async () =>
+      this.execute(accepted.product.behaviour, args, key, accepted.push),
+    );
+    if (outcome === 'replay') this.stats.replay(key);
+    return result;
+  }
+
+  /** Runs once per idempotency key (the ledger guarantees it). */
+  private async execute(
+    behaviour: SandboxBehaviour,
+    args: Record<string, unknown>,
+    key: string,
+    push: PushNotificationConfig | undefined,
+  ): Promise<ToolResult> {
+    const echo = args.context !== undefined ? { context: args.context } : {};
+    const newTask = (status: TaskStatus, message?: string): SandboxTask =>
+      this.tasks.create({
+        task_type: TASK_TYPE,
+        status,
+        ...(message !== undefined && { message }),
+        ...(args.context !== undefined && { context: args.context }),
+        ...(push && { push }),
+        idempotency_key: key,
+        request: args,
+      });
+
+    switch (behaviour) {
+      case 'instant':
+      case 'flaky_429':
+      case 'flaky_500':
+      case 'lost_reply': {
+        const mediaBuy = buildMediaBuy(args);
+        this.stats.mediaBuyCreated(key);
+        return ok({ ...mediaBuy, ...echo });
+      }
+      case 'submitted':
+      case 'working': {
+        const message =
+          behaviour === 'submitted'
+            ? 'Sandbox: queued for manual review; poll tasks/get or wait for the webhook.'
+            : 'Sandbox: processing.';
+        const task = newTask(behaviour, message);
+        const delay = behaviour === 'submitted' ? this.opts.submittedDelayMs : this.opts.workingDelayMs;
+        this.tasks.schedule(delay, () => this.completeWithMediaBuy(task.task_id));
+        return ok({ status: behaviour, task_id: task.task_id, message, ...echo });
+      }
+      case 'input_required': {
+        const task = newTask('input-required', INPUT_REQUIRED_MESSAGE);
+        return ok({ status: 'input-required', task_id: task.task_id, message: INPUT_REQUIRED_MESSAGE, ...echo });
+      }
+      case 'auth_required': {
+        const task = newTask('auth-required', AUTH_REQUIRED_MESSAGE);
+        return ok({ status: 'auth-required', task_id: task.task_id, message: AUTH_REQUIRED_MESSAGE, ...echo });
+      }
+      case 'rejected': {
+        const message = 'Sandbox: the seller declined this buy (inventory policy).';
+        const task = newTask('rejected', message);
+        // A terminal answer, not an error: cached like a success so a retry replays it.
+        return ok({ status: 'rejected', task_id: task.task_id, message, ...echo });
+      }
+      case 'failed':
+        return errorResult('BUDGET_TOO_LOW', 'Sandbox: budget is below the seller minimum for this product.', {
+          recovery: 'correctable',
+          field: 'packages[0].budget',
+          extra: { status: 'failed', ...echo },
+        });
+    }
+  }
+
+  /** The completion a scheduled or approved task reaches: a fresh media buy. */
+  private completeWithMediaBuy(taskId: string, override?: Record<string, unknown>): SandboxTask | undefined {
+    const task = this.tasks.get(taskId);
+    if (!task || isTerminalStatus(task.status)) return undefined;
+    const result = override ?? buildMediaBuy(task.request ?? {});
+    const done = this.tasks.transition(taskId, 'completed', { result });
+    if (done && !override) this.stats.mediaBuyCreated(task.idempotency_key);
+    return done;
+  }
+
+  /** Flaky products fail the first N calls per key; true means "fail this one". */
+  private takeFault(key: string): boolean {
+    const served = this.faultsServed.get(key) ?? 0;
+    if (served >= this.opts.flakyFailures) return false;
+    this.faultsServed.set(key, served + 1);
+    return true;
+  }
+
+  /**
+   * Decided at the HTTP layer, because these faults are about the transport:
+   * `fail-500` answers 500 before anything runs; `lost-reply` runs the call
+   * and then answers 500, an ambiguous send the buyer must resolve by
+   * retrying with the same key.
+   */
+  httpFaultFor(args: Record<string, unknown>): HttpFault {
+    const key = args.idempotency_key;
+    const packages = args.packages;
+    if (typeof key !== 'string' || !Array.isArray(packages) || !isPlainObject(packages[0])) return null;
+    const behaviour = findSandboxProduct(packages[0].product_id)?.behaviour;
+    if (behaviour === 'flaky_500') {
+      if (!this.takeFault(key)) return null;
+      this.stats.createCall(key);
+      return 'fail-500';
+    }
+    if (behaviour === 'lost_reply') {
+      const served = this.faultsServed.get(key) ?? 0;
+      if (served >= 1) return null;
+      this.faultsServed.set(key, 1);
+      return 'lost-reply';
+    }
+    return null;
+  }
+
+  // ─── tasks/get, list_tasks ───────────────────────────────────────────
+
+  getTask(args: Record<string, unknown>, tool: string): ToolResult {
+    const echo = args.context !== undefined ? { context: args.context } : {};
+    const taskId = args.task_id;
+    if (typeof taskId !== 'string' || taskId.length === 0) {
+      return errorResult('INVALID_REQUEST', 'task_id is required', { field: 'task_id', extra: echo });
+    }
+    this.stats.poll(taskId, tool);
+    const task = this.tasks.get(taskId);
+    if (!task) return errorResult('REFERENCE_NOT_FOUND', 'no such task', { field: 'task_id', extra: echo });
+    return ok({
+      ...taskView(task, {
+        // 3.0 has no include_result; we return the result unless asked not to,
+        // so a 3.0-style poll still learns the media_buy_id.
+        includeResult: args.include_result !== false,
+        includeHistory: args.include_history === true,
+      }),
+      ...echo,
+    });
+  }
+
+  listTasks(args: Record<string, unknown>): ToolResult {
+    const echo = args.context !== undefined ? { context: args.context } : {};
+    const parsed = parseListArgs(args);
+    if (typeof parsed === 'string') return errorResult('INVALID_REQUEST', parsed, { extra: echo });
+    let page;
+    try {
+      page = this.tasks.query(parsed.query);
+    } catch (err) {
+      if (err instanceof InvalidCursorError) {
+        return errorResult('INVALID_REQUEST', err.message, { field: 'pagination.cursor', extra: echo });
+      }
+      throw err;
+    }
+    const statusBreakdown: Record<string, number> = {};
+    for (const t of page.tasks) statusBreakdown[t.status] = (statusBreakdown[t.status] ?? 0) + 1;
+    return ok({
+      query_summary: {
+        total_matching: page.totalMatching,
+        returned: page.tasks.length,
+        domain_breakdown: { 'media-buy': page.tasks.length },
+        status_breakdown: statusBreakdown,
+        filters_applied: parsed.filtersApplied,
+        sort_applied: parsed.query.sort,
+      },
+      tasks: page.tasks.map((t) => ({
+        task_id: t.task_id,
+        task_type: t.task_type,
+        domain: t.domain,
+        status: t.status,
+        created_at: t.created_at,
+        updated_at: t.updated_at,
+        ...(t.completed_at && { completed_at: t.completed_at }),
+        has_webhook: t.push !== undefined,
+        ...(args.include_history === true && { history: historyView(t) }),
+      })),
+      pagination: {
+        has_more: page.hasMore,
+        ...(page.cursor && { cursor: page.cursor }),
+        total_count: page.totalMatching,
+      },
+      ...echo,
+    });
+  }
+
+  // ─── sandbox_respond: answering input-required / auth-required ───────
+
+  respond(args: Record<string, unknown>): ToolResult {
+    const echo = args.context !== undefined ? { context: args.context } : {};
+    const taskId = args.task_id;
+    if (typeof taskId !== 'string') return errorResult('INVALID_REQUEST', 'task_id is required', { field: 'task_id' });
+    if (typeof args.approve !== 'boolean') {
+      return errorResult('INVALID_REQUEST', 'approve (boolean) is required', { field: 'approve', extra: echo });
+    }
+    const task = this.tasks.get(taskId);
+    if (!task) return errorResult('REFERENCE_NOT_FOUND', 'no such task', { field: 'task_id', extra: echo });
+    if (task.status !== 'input-required' && task.status !== 'auth-required') {
+      return errorResult('INVALID_STATE', `task is ${task.status}; only input-required or auth-required tasks take an answer`, {
+        field: 'task_id',
+        extra: echo,
+      });
+    }
+    const note = typeof args.message === 'string' ? args.message : undefined;
+    if (!args.approve) {
+      this.tasks.transition(taskId, 'rejected', { message: note ?? 'Sandbox: the buyer declined.' });
+    } else if (args.then === 'submitted' || args.then === 'working') {
+      // Approval that still needs back-office time: show the extra hop.
+      const then = args.then;
+      this.tasks.transition(taskId, then, { message: `Sandbox: approved${note ? ` (${note})` : ''}; finishing.` });
+      const delay = then === 'submitted' ? this.opts.submittedDelayMs : this.opts.workingDelayMs;
+      this.tasks.schedule(delay, () => this.completeWithMediaBuy(taskId));
+    } else {
+      this.completeWithMediaBuy(taskId);
+    }
+    return ok({ ...taskView(task, { includeResult: true, includeHistory: false }), ...echo });
+  }
+
+  // ─── hooks for tests ─────────────────────────────────────────────────
+
+  /** Force a task to completed now (with `result`, or a freshly built media buy). */
+  completeTask(taskId: string, result?: Record<string, unknown>): void {
+    if (!this.tasks.get(taskId)) throw new Error(`unknown task ${taskId}`);
+    this.completeWithMediaBuy(taskId, result);
+  }
+
+  /** Force any status change (terminal is absorbing: returns false if the task had ended). */
+  setTaskStatus(taskId: string, status: TaskStatus, patch: { message?: string; result?: Record<string, unknown>; error?: TaskError } = {}): boolean {
+    return this.tasks.transition(taskId, status, patch) !== undefined;
+  }
+
+  /**
+   * A task the buyer never heard about (its reply was lost, or it was made
+   * out of band): what list_tasks reconciliation must find.
+   */
+  createTaskBehindBuyersBack(opts: BehindBackTask = {}): string {
+    const status = opts.status ?? 'submitted';
+    const request: Record<string, unknown> = {
+      packages: [{ product_id: opts.product_id ?? 'sandbox_submitted', budget: 1000 }],
+    };
+    const task = this.tasks.create({
+      task_type: TASK_TYPE,
+      status,
+      ...(opts.message !== undefined && { message: opts.message }),
+      ...(opts.context !== undefined && { context: opts.context }),
+      ...(opts.push_notification_config && { push: opts.push_notification_config }),
+      ...(opts.idempotency_key !== undefined && { idempotency_key: opts.idempotency_key }),
+      request,
+      ...(status === 'completed' && { result: buildMediaBuy(request) }),
+    });
+    if (opts.completeAfterMs !== undefined && !isTerminalStatus(status)) {
+      this.tasks.schedule(opts.completeAfterMs, () => this.completeWithMediaBuy(task.task_id));
+    }
+    return task.task_id;
+  }
+
+  /**
+   * Send a webhook for a task outside the normal flow, e.g. a stale
+   * `working` after `completed` (out of order). Each call is a new delivery
+   * with its own idempotency_key.
+   */
+  sendWebhook(taskId: string, content: DeliveryContent): void {
+    const task = this.tasks.get(taskId);
+    if (!task) throw new Error(`unknown task ${taskId}`);
+    if (!task.push) throw new Error(`task ${taskId} has no push_notification_config`);
+    this.notifier.notify(task, content);
+  }
+}
+
+function deliveryFor(task: SandboxTask, status: TaskStatus): DeliveryContent {
+  const result =
+    status === 'completed'
+      ? task.result
+      : status === 'failed' && task.error
+        ? { errors: [task.error] }
+        : undefined;
+  return {
+    status,
+    timestamp: task.updated_at,
+    ...(task.message !== undefined && { message: task.message }),
+    ...(result !== undefined && { result }),
+  };
+}
+
+function taskView(
+  task: SandboxTask,
+  o: { includeResult: boolean; includeHistory: boolean },
+): Record<string, unknown> {
+  return {
+    task_id: task.task_id,
+    task_type: task.task_type,
+    protocol: task.domain,
+    status: task.status,
+    created_at: task.created_at,
+    updated_at: task.updated_at,
+    ...(task.completed_at && { completed_at: task.completed_at }),
+    has_webhook: task.push !== undefined,
+    ...(task.message !== undefined && { message: task.message }),
+    ...(task.error && { error: task.error }),
+    ...(o.includeResult && task.result && { result: task.result }),
+    ...(o.includeHistory && { history: historyView(task) }),
+  };
+}
+
+function historyView(task: SandboxTask): Array<Record<string, unknown>> {
+  return task.history.map((h) => ({
+    timestamp: h.at,
+    type: 'response',
+    data: { status: h.status, ...(h.message !== undefined && { message: h.message }) },
+  }));
+}
+
+/** Validates the tasks/list request; a string is the problem to report. */
+function parseListArgs(args: Record<string, unknown>): { query: TaskQuery; filtersApplied: string[] } | string {
+  const filters = args.filters === undefined ? {} : args.filters;
+  if (!isPlainObject(filters)) return 'filters must be an object';
+  const filtersApplied = Object.keys(filters).filter((k) => filters[k] !== undefined);
+
+  const statuses = [
+    ...(filters.status !== undefined ? [filters.status] : []),
+    ...(Array.isArray(filters.statuses) ? filters.statuses : []),
+  ];
+  for (const s of statuses) {
+    if (!TASK_STATUSES.includes(s as TaskStatus)) return `unknown task status ${JSON.stringify(s)}`;
+  }
+  const list = (one: unknown, many: unknown): string[] | undefined => {
+    const all = [...(one !== undefined ? [one] : []), ...(Array.isArray(many) ? many : [])];
+    return all.length > 0 ? all.map(String) : undefined;
+  };
+  const time = (v: unknown): string | undefined => {
+    if (v === undefined) return undefined;
+    const ms = Date.parse(String(v));
+    return Number.isNaN(ms) ? 'invalid' : new Date(ms).toISOString();
+  };
+  const times = {
+    createdAfter: time(filters.created_after),
+    createdBefore: time(filters.created_before),
+    updatedAfter: time(filters.updated_after),
+    updatedBefore: time(filters.updated_before),
+  };
+  if (Object.values(times).includes('invalid')) return 'date filters must be ISO 8601 date-times';
+
+  const sort = isPlainObject(args.sort) ? args.sort : {};
+  const field = (sort.field ?? 'created_at') as SortField;
+  const direction = (sort.direction ?? 'desc') as SortDirection;
+  if (!SORT_FIELDS.includes(field)) return `sort.field must be one of ${SORT_FIELDS.join(', ')}`;
+  if (direction !== 'asc' && direction !== 'desc') return 'sort.direction must be asc or desc';
+
+  const pagination = isPlainObject(args.pagination) ? args.pagination : {};
+  const maxResults = pagination.max_results ?? 50;
+  if (typeof maxResults !== 'number' || !Number.isInteger(maxResults) || maxResults < 1 || maxResults > 100) {
+    return 'pagination.max_results must be an integer from 1 to 100';
+  }
+  const cursor = pagination.cursor;
+  if (cursor !== undefined && typeof cursor !== 'string') return 'pagination.cursor must be a string';
+
+  const query: TaskQuery = {
+    sort: { field, direction },
+    maxResults,
+    ...(cursor !== undefined && { cursor }),
+    ...(statuses.length > 0 && { statuses: statuses as TaskStatus[] }),
+  };
+  const taskTypes = list(filters.task_type, filters.task_types);
+  if (taskTypes) query.taskTypes = taskTypes;
+  const protocols = list(filters.protocol, filters.protocols);
+  if (protocols) query.protocols = protocols;
+  if (Array.isArray(filters.task_ids)) query.taskIds = filters.task_ids.map(String);
+  if (typeof filters.context_contains === 'string') query.contextContains = filters.context_contains;
+  if (typeof filters.has_webhook === 'boolean') query.hasWebhook = filters.has_webhook;
+  for (const [k, v] of Object.entries(times)) if (v !== undefined) (query as unknown as Record<string, string>)[k] = v;
+  return { query, filtersApplied };
+}

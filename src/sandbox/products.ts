@@ -1,0 +1,127 @@
+/**
+ * The sandbox catalogue. Each product id selects a scripted seller behaviour
+ * for `create_media_buy` (decided by the FIRST package's product_id), so a
+ * demo or a test picks an async path just by choosing a product. `get_products`
+ * returns them all, which is how a user discovers the knobs.
+ */
+import { DEFAULT_REPORTING_CAPABILITIES } from '@adcp/sdk/server';
+
+export type SandboxBehaviour =
+  | 'instant'
+  | 'submitted'
+  | 'working'
+  | 'input_required'
+  | 'rejected'
+  | 'failed'
+  | 'auth_required'
+  | 'flaky_429'
+  | 'flaky_500'
+  | 'lost_reply';
+
+export interface SandboxProduct {
+  product_id: string;
+  behaviour: SandboxBehaviour;
+  name: string;
+  description: string;
+}
+
+export const SANDBOX_PRODUCTS = [
+  {
+    product_id: 'sandbox_instant',
+    behaviour: 'instant',
+    name: 'Sandbox: instant',
+    description: 'create_media_buy succeeds synchronously (media_buy_id + packages in the reply).',
+  },
+  {
+    product_id: 'sandbox_submitted',
+    behaviour: 'submitted',
+    name: 'Sandbox: submitted',
+    description:
+      'Replies {status:"submitted", task_id}; the task completes after submittedDelayMs (webhook + tasks/get).',
+  },
+  {
+    product_id: 'sandbox_working',
+    behaviour: 'working',
+    name: 'Sandbox: working',
+    description: 'Replies {status:"working", task_id}; the task completes after workingDelayMs.',
+  },
+  {
+    product_id: 'sandbox_input_required',
+    behaviour: 'input_required',
+    name: 'Sandbox: input required',
+    description:
+      'Replies {status:"input-required", task_id, message}; stays so until the buyer calls the custom tool ' +
+      'sandbox_respond {task_id, approve, message?}: approve → completed, reject → rejected.',
+  },
+  {
+    product_id: 'sandbox_rejected',
+    behaviour: 'rejected',
+    name: 'Sandbox: rejected',
+    description: 'Replies {status:"rejected", message} at once (terminal).',
+  },
+  {
+    product_id: 'sandbox_failed',
+    behaviour: 'failed',
+    name: 'Sandbox: failed',
+    description: 'Replies with errors:[{code:"BUDGET_TOO_LOW", recovery:"correctable"}] (failed).',
+  },
+  {
+    product_id: 'sandbox_auth_required',
+    behaviour: 'auth_required',
+    name: 'Sandbox: auth required',
+    description:
+      'Replies {status:"auth-required", task_id, message}; stays so until sandbox_respond approves (→ completed) or rejects.',
+  },
+  {
+    product_id: 'sandbox_flaky_429',
+    behaviour: 'flaky_429',
+    name: 'Sandbox: flaky (429)',
+    description:
+      'The first flakyFailures calls per idempotency_key answer RATE_LIMITED (retry_after 1); then it succeeds synchronously.',
+  },
+  {
+    product_id: 'sandbox_flaky_500',
+    behaviour: 'flaky_500',
+    name: 'Sandbox: flaky (HTTP 500)',
+    description:
+      'The first flakyFailures MCP calls per idempotency_key get HTTP 500 before anything executes; then it succeeds synchronously.',
+  },
+  {
+    product_id: 'sandbox_lost_reply',
+    behaviour: 'lost_reply',
+    name: 'Sandbox: lost reply',
+    description:
+      'The first MCP call per idempotency_key creates the media buy but answers HTTP 500 (an ambiguous send); ' +
+      'a retry with the same key and bytes replays the original result.',
+  },
+] as const satisfies readonly SandboxProduct[];
+
+export type SandboxProductId = (typeof SANDBOX_PRODUCTS)[number]['product_id'];
+
+export const SANDBOX_PRODUCT_IDS: readonly SandboxProductId[] = SANDBOX_PRODUCTS.map((p) => p.product_id);
+
+export function findSandboxProduct(productId: unknown): SandboxProduct | undefined {
+  return SANDBOX_PRODUCTS.find((p) => p.product_id === productId);
+}
+
+/** The pricing option every sandbox product offers; buyers pass it back in packages. */
+export const SANDBOX_PRICING_OPTION_ID = 'cpm_usd_fixed';
+
+/** Minimum budget per package; below it any product answers BUDGET_TOO_LOW (like a real seller). */
+export const SANDBOX_MIN_BUDGET = 1;
+
+/** The AdCP 3.0 Product object for `get_products` (must pass the SDK's response validation). */
+export function toAdcpProduct(p: SandboxProduct, agentUrl: string): Record<string, unknown> {
+  return {
+    product_id: p.product_id,
+    name: p.name,
+    description: p.description,
+    publisher_properties: [{ publisher_domain: 'sandbox.example', selection_type: 'all' }],
+    format_ids: [{ agent_url: agentUrl, id: 'display_300x250' }],
+    delivery_type: 'guaranteed',
+    pricing_options: [
+      { pricing_option_id: SANDBOX_PRICING_OPTION_ID, pricing_model: 'cpm', currency: 'USD', fixed_price: 10 },
+    ],
+    reporting_capabilities: DEFAULT_REPORTING_CAPABILITIES,
+  };
+}

@@ -1,0 +1,264 @@
+/**
+ * The sandbox SELLER agent: an AdCP seller on loopback HTTP that scripts the
+ * async behaviours a buyer-side orchestrator must survive (see products.ts).
+ *
+ * Routes:
+ *   POST /mcp                      MCP streamable HTTP (stateless, JSON replies)
+ *   POST /a2a, GET /.well-known/agent-card.json   A2A (SDK adapter)
+ *   GET  /.well-known/jwks.json    public key for RFC 9421 webhook signatures
+ *   GET  /healthz
+ *
+ * We run our own node:http server instead of the SDK's serve() because we
+ * need a chosen host (127.0.0.1, port 0), extra routes (JWKS, A2A) and a hook
+ * before MCP dispatch for transport faults (HTTP 500, lost replies).
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { timingSafeEqual } from 'node:crypto';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { createA2AHandler, type NodeHandler } from './a2a.js';
+import { buildAdcpServer, newUnusedStateStore, type ToolCaller } from './adcp-server.js';
+import { SellerCore, type BehindBackTask } from './core.js';
+import { Notifier, type DeliveryContent } from './notifications.js';
+import { mintWebhookSigningIdentity, type PublicJwks } from './signing-key.js';
+import { StatsRecorder, type SellerStats } from './stats.js';
+import type { SandboxTask, TaskError, TaskStatus } from './tasks.js';
+import { createSdkWebhookSender, type WebhookRetryPolicy, type WebhookSender } from './webhook-sender.js';
+import { isPlainObject } from './wire.js';
+
+export { SANDBOX_PRODUCTS, SANDBOX_PRODUCT_IDS, SANDBOX_PRICING_OPTION_ID } from './products.js';
+export type { SandboxProductId } from './products.js';
+export type { SellerStats, PollRecord, WebhookRecord } from './stats.js';
+export type { WebhookSender, WebhookDelivery, WebhookDeliveryResult } from './webhook-sender.js';
+export type { BehindBackTask } from './core.js';
+export type { DeliveryContent } from './notifications.js';
+export type { PublicJwks } from './signing-key.js';
+
+export interface SandboxSellerOptions {
+  /** 0 (default) picks a free port. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** sandbox_submitted completes after this long. Default 3000. */
+  submittedDelayMs?: number;
+  /** sandbox_working completes after this long. Default 1500. */
+  workingDelayMs?: number;
+  /** When set, /mcp and /a2a require `Authorization: Bearer <authToken>`. */
+  authToken?: string;
+  /** Replace the webhook transport (default: the SDK emitter, signing as described in webhook-sender.ts). */
+  webhookSigner?: WebhookSender;
+  /** Retry policy of the default webhook sender. Default 5 attempts, 500 ms doubling, 8 s cap. */
+  webhookRetry?: WebhookRetryPolicy;
+  /** Lose webhooks: all (true) or those whose 1-based delivery number n makes this return true. */
+  dropWebhooks?: boolean | ((n: number) => boolean);
+  /** Deliver every webhook twice with the same idempotency_key. */
+  duplicateWebhooks?: boolean;
+  /** Calls per idempotency_key that sandbox_flaky_429 / sandbox_flaky_500 fail first. Default 2. */
+  flakyFailures?: number;
+  /** Serve A2A as well. Default true. */
+  a2a?: boolean;
+}
+
+export interface SandboxSeller {
+  /** MCP endpoint, e.g. http://127.0.0.1:40123/mcp */
+  url: string;
+  /** A2A JSON-RPC endpoint (agent card at <origin>/.well-known/agent-card.json). */
+  a2aUrl?: string;
+  /** e.g. http://127.0.0.1:40123 */
+  origin: string;
+  /** <origin>/.well-known/jwks.json — register the seller with webhook_signing: { jwks_uri }. */
+  jwksUrl: string;
+  /** The public JWKS (one Ed25519 key, adcp_use "webhook-signing"). */
+  jwks: PublicJwks;
+  /** Stops listening, cancels pending task timers, waits for in-flight webhooks. */
+  close(): Promise<void>;
+  stats(): SellerStats;
+  /** A copy of the seller's record of a task. */
+  getTask(taskId: string): SandboxTask | undefined;
+  /** Force a task to completed now (result defaults to a freshly built media buy). Webhook fires. */
+  completeTask(taskId: string, result?: object): void;
+  /** Force any status change; false if the task had already ended (terminal is absorbing). */
+  setTaskStatus(
+    taskId: string,
+    status: TaskStatus,
+    patch?: { message?: string; result?: Record<string, unknown>; error?: TaskError },
+  ): boolean;
+  /** Make a task the buyer never heard of (an orphan for list_tasks reconciliation). Returns its task_id. */
+  createTaskBehindBuyersBack(opts?: BehindBackTask): string;
+  /** Send an extra webhook for a task, e.g. a stale `working` after `completed` (out of order). */
+  sendWebhook(taskId: string, content: DeliveryContent): void;
+  /** Resolves when no webhook delivery (including retries) is in flight. */
+  webhooksSettled(): Promise<void>;
+}
+
+const MAX_BODY_BYTES = 1_000_000;
+
+export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promise<SandboxSeller> {
+  const host = opts.host ?? '127.0.0.1';
+  const identity = mintWebhookSigningIdentity();
+  const stats = new StatsRecorder();
+  const notifier = new Notifier(
+    opts.webhookSigner ?? createSdkWebhookSender(identity.signerKey, opts.webhookRetry),
+    stats,
+    {
+      ...(opts.dropWebhooks !== undefined && { dropWebhooks: opts.dropWebhooks }),
+      ...(opts.duplicateWebhooks !== undefined && { duplicateWebhooks: opts.duplicateWebhooks }),
+    },
+  );
+  const core = new SellerCore(
+    {
+      submittedDelayMs: opts.submittedDelayMs ?? 3000,
+      workingDelayMs: opts.workingDelayMs ?? 1500,
+      flakyFailures: opts.flakyFailures ?? 2,
+    },
+    notifier,
+    stats,
+  );
+
+  // One credential, one idempotency scope. The sandbox is single-tenant.
+  const stateStore = newUnusedStateStore();
+  const caller: ToolCaller = { principal: opts.authToken ? 'bearer' : 'anonymous' };
+  const authorized = (req: IncomingMessage): boolean => {
+    if (!opts.authToken) return true;
+    const header = req.headers.authorization ?? '';
+    const m = /^Bearer\s+(.+)$/i.exec(header);
+    if (!m) return false;
+    const a = Buffer.from(m[1]!.trim());
+    const b = Buffer.from(opts.authToken);
+    return a.length === b.length && timingSafeEqual(a, b);
+  };
+
+  let a2aHandler: NodeHandler | undefined;
+  let origin = '';
+  let mcpUrl = '';
+
+  const server: Server = createServer((req, res) => {
+    route(req, res).catch((err: unknown) => {
+      if (!res.headersSent) sendJson(res, 500, { error: 'internal error', detail: String(err) });
+      else res.end();
+    });
+  });
+
+  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = new URL(req.url ?? '/', 'http://sandbox').pathname;
+    if (path === '/.well-known/jwks.json' && req.method === 'GET') {
+      res.setHeader('cache-control', 'max-age=60');
+      return sendJson(res, 200, identity.jwks);
+    }
+    if (path === '/healthz') return sendJson(res, 200, { ok: true });
+    if (path === '/mcp' || path === '/mcp/') {
+      if (!authorized(req)) return unauthorized(res);
+      return handleMcp(req, res);
+    }
+    if (a2aHandler && (path === '/a2a' || path.startsWith('/a2a/') || path === '/.well-known/agent-card.json')) {
+      const isCard = path.endsWith('/.well-known/agent-card.json');
+      if (!isCard && !authorized(req)) return unauthorized(res);
+      a2aHandler(req, res);
+      return;
+    }
+    sendJson(res, 404, { error: 'not found' });
+  }
+
+  async function handleMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let parsed: unknown;
+    if (req.method === 'POST') {
+      const raw = await readBody(req);
+      if (raw === undefined) return sendJson(res, 413, { error: 'body too large' });
+      try {
+        parsed = JSON.parse(raw);
+      } catch {
+        return sendJson(res, 400, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
+      }
+      const args = createMediaBuyArgs(parsed);
+      if (args) {
+        const fault = core.httpFaultFor(args);
+        if (fault === 'fail-500') return sendJson(res, 500, { error: 'sandbox: injected server error' });
+        if (fault === 'lost-reply') {
+          // The buy really happens; only the reply is lost.
+          await core.createMediaBuy(args, caller.principal);
+          return sendJson(res, 500, { error: 'sandbox: reply lost after execution' });
+        }
+      }
+    }
+    // Stateless MCP: a fresh AdcpServer + transport per request (the SDK's
+    // pattern); all state lives in `core`, which they share.
+    const adcp = buildAdcpServer(core, mcpUrl, caller, stateStore);
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on('close', () => {
+      void transport.close().catch(() => undefined);
+      void adcp.close().catch(() => undefined);
+    });
+    await adcp.connect(transport);
+    await transport.handleRequest(req, res, parsed);
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  mcpUrl = `${origin}/mcp`;
+  const a2aUrl = opts.a2a === false ? undefined : `${origin}/a2a`;
+  if (a2aUrl) a2aHandler = await createA2AHandler(buildAdcpServer(core, mcpUrl, caller, stateStore), a2aUrl);
+
+  let closed: Promise<void> | undefined;
+  return {
+    url: mcpUrl,
+    ...(a2aUrl && { a2aUrl }),
+    origin,
+    jwksUrl: `${origin}/.well-known/jwks.json`,
+    jwks: identity.jwks,
+    close() {
+      closed ??= (async () => {
+        core.tasks.close();
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await notifier.drain();
+      })();
+      return closed;
+    },
+    stats: () => core.stats.snapshot({ tasks: core.tasks.size, jwks: identity.jwks }),
+    getTask: (taskId) => {
+      const t = core.tasks.get(taskId);
+      return t && structuredClone(t);
+    },
+    completeTask: (taskId, result) => core.completeTask(taskId, result as Record<string, unknown> | undefined),
+    setTaskStatus: (taskId, status, patch) => core.setTaskStatus(taskId, status, patch),
+    createTaskBehindBuyersBack: (o) => core.createTaskBehindBuyersBack(o),
+    sendWebhook: (taskId, content) => core.sendWebhook(taskId, content),
+    webhooksSettled: () => notifier.drain(),
+  };
+}
+
+/** The arguments of a single `tools/call create_media_buy` JSON-RPC message, if that's what this is. */
+function createMediaBuyArgs(msg: unknown): Record<string, unknown> | undefined {
+  if (!isPlainObject(msg) || msg.method !== 'tools/call' || !isPlainObject(msg.params)) return undefined;
+  if (msg.params.name !== 'create_media_buy' || !isPlainObject(msg.params.arguments)) return undefined;
+  return msg.params.arguments;
+}
+
+async function readBody(req: IncomingMessage): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function unauthorized(res: ServerResponse): void {
+  res.setHeader('www-authenticate', 'Bearer realm="adcp-sandbox-seller", error="invalid_token"');
+  sendJson(res, 401, { error: 'unauthorized' });
+}

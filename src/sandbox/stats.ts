@@ -1,0 +1,91 @@
+/**
+ * What the sandbox seller observed, for tests and demos to assert on: how
+ * often each idempotency key was called and executed, how often each task was
+ * polled (with times), and every webhook delivery attempt.
+ */
+export interface PollRecord {
+  task_id: string;
+  tool: string;
+  at: string;
+}
+
+export interface WebhookRecord {
+  task_id: string;
+  status: string;
+  url: string;
+  idempotency_key?: string;
+  /** 'rfc9421' | 'hmac' | 'bearer' */
+  auth: string;
+  delivered: boolean;
+  dropped: boolean;
+  duplicate: boolean;
+  attempts: number;
+  final_status?: number;
+  errors: string[];
+  at: string;
+}
+
+export interface SellerStats {
+  /** Media buys actually created (side effects), over all keys. */
+  mediaBuysCreated: number;
+  mediaBuysCreatedByKey: Record<string, number>;
+  /** Every create_media_buy call that carried the key, replays and errors included. */
+  createCallsByKey: Record<string, number>;
+  replaysByKey: Record<string, number>;
+  pollsByTask: Record<string, number>;
+  pollLog: PollRecord[];
+  webhooks: WebhookRecord[];
+  tasks: number;
+  jwks: { keys: unknown[] };
+}
+
+const bump = (m: Record<string, number>, k: string): void => {
+  m[k] = (m[k] ?? 0) + 1;
+};
+
+export class StatsRecorder {
+  private mediaBuysCreated = 0;
+  private readonly mediaBuysCreatedByKey: Record<string, number> = {};
+  private readonly createCallsByKey: Record<string, number> = {};
+  private readonly replaysByKey: Record<string, number> = {};
+  private readonly pollsByTask: Record<string, number> = {};
+  private readonly pollLog: PollRecord[] = [];
+  private readonly webhooks: WebhookRecord[] = [];
+
+  createCall(key: string): number {
+    bump(this.createCallsByKey, key);
+    return this.createCallsByKey[key]!;
+  }
+
+  replay(key: string): void {
+    bump(this.replaysByKey, key);
+  }
+
+  mediaBuyCreated(key: string | undefined): void {
+    this.mediaBuysCreated++;
+    if (key) bump(this.mediaBuysCreatedByKey, key);
+  }
+
+  poll(taskId: string, tool: string): void {
+    bump(this.pollsByTask, taskId);
+    this.pollLog.push({ task_id: taskId, tool, at: new Date().toISOString() });
+  }
+
+  webhook(record: WebhookRecord): void {
+    this.webhooks.push(record);
+  }
+
+  snapshot(extra: { tasks: number; jwks: { keys: unknown[] } }): SellerStats {
+    // Copies, so a caller holding a snapshot sees a stable picture.
+    return structuredClone({
+      mediaBuysCreated: this.mediaBuysCreated,
+      mediaBuysCreatedByKey: this.mediaBuysCreatedByKey,
+      createCallsByKey: this.createCallsByKey,
+      replaysByKey: this.replaysByKey,
+      pollsByTask: this.pollsByTask,
+      pollLog: this.pollLog,
+      webhooks: this.webhooks,
+      ...extra,
+    });
+  }
+}
