@@ -22,7 +22,7 @@ export async function setUpSandbox(app: App, config: Config, baseUrl: string): P
   const seller = await startSandboxSeller({ port: 0 });
   const tenant = await app.store.tenants.ensureTenant(SANDBOX_TENANT);
   const apiKey = await app.store.tenants.createApiKey(tenant.id, config.ADCP_ORCH_API_KEY);
-  const signing = { jwks_uri: seller.jwksUri };
+  const signing = { jwks_uri: seller.jwksUrl };
   let agent = await app.store.agents.findByName(tenant.id, SANDBOX_SELLER_NAME);
   if (agent) await app.store.agents.updateEndpoint(agent.id, seller.url, signing);
   else agent = await app.store.agents.insert({ tenantId: tenant.id, name: SANDBOX_SELLER_NAME, role: 'seller', url: seller.url, protocol: 'mcp', webhookSigning: signing });

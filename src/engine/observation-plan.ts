@@ -40,10 +40,14 @@ export function nextCheckFor(
 ): { next_check_at: number | null; check_kind: string | null } {
   switch (status) {
     case 'submitted':
-    case 'unknown': {
+    case 'unknown':
+    case 'input-required':
+    case 'auth-required': {
       // With a webhook registered, polling is only the backup after a quiet period.
+      // A task waiting on a person is still checked, slowly: it may be answered
+      // through the seller's own channel, and a webhook can be lost.
       const delay =
-        row.webhook_mode !== 'none' && status === 'submitted'
+        row.webhook_mode !== 'none' && status !== 'unknown'
           ? timing.backupPollAfterMs + Math.round(timing.pollIntervalMs * 0.1 * random())
           : pollDelayMs(row.poll_count, timing.pollIntervalMs, random);
       return { next_check_at: now + delay, check_kind: 'poll' };
@@ -52,7 +56,7 @@ export function nextCheckFor(
       // `working` is a progress signal, not a polling trigger: leave it until the working timeout.
       return { next_check_at: now + timing.workingTimeoutMs, check_kind: 'poll' };
     default:
-      // Terminal, or waiting on a person: no timer.
+      // Terminal: no timer.
       return { next_check_at: null, check_kind: null };
   }
 }
