@@ -10,7 +10,9 @@
  *   tasks/list, list_tasks                    (same handler)
  *   sandbox_respond                           (answers input-required / auth-required)
  * Custom tools see their arguments unstripped (loose schemas): stripping
- * unknown keys would change the payload the idempotency hash covers.
+ * unknown keys would change the payload the idempotency hash covers. Every
+ * field is optional at the MCP layer so that a bad request gets an AdCP error
+ * (INVALID_REQUEST from our handlers), not an MCP schema failure.
  */
 import { z } from 'zod';
 import { createAdcpServer } from '@adcp/sdk/server/legacy/v5';
@@ -33,7 +35,7 @@ export const newUnusedStateStore = (): InMemoryStateStore => new InMemoryStateSt
 const loose = (shape: Record<string, z.ZodType>) => z.looseObject(shape);
 
 const pollInput = loose({
-  task_id: z.string().describe('The seller task_id from an async reply'),
+  task_id: z.string().optional().describe('The seller task_id from an async reply'),
   include_result: z.boolean().optional().describe('Return the result of a completed task (default true)'),
   include_history: z.boolean().optional(),
 });
@@ -59,15 +61,16 @@ const listInput = loose({
 });
 
 const createInput = loose({
-  idempotency_key: z.string().describe('UUID v4 per logical request; retries reuse it with identical bytes'),
+  idempotency_key: z.string().optional().describe('UUID v4 per logical request; retries reuse it with identical bytes'),
   packages: z
-    .array(z.looseObject({ product_id: z.string() }))
+    .array(z.looseObject({ product_id: z.string().optional() }))
+    .optional()
     .describe('The FIRST package product_id selects the sandbox behaviour; see get_products'),
 });
 
 const respondInput = loose({
-  task_id: z.string(),
-  approve: z.boolean().describe('true → the task proceeds (completed); false → rejected'),
+  task_id: z.string().optional(),
+  approve: z.boolean().optional().describe('true → the task proceeds (completed); false → rejected'),
   message: z.string().optional(),
   then: z
     .enum(['completed', 'submitted', 'working'])

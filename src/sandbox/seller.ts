@@ -97,8 +97,9 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
   const host = opts.host ?? '127.0.0.1';
   const identity = mintWebhookSigningIdentity();
   const stats = new StatsRecorder();
+  const sender = opts.webhookSigner ?? createSdkWebhookSender(identity.signerKey, opts.webhookRetry);
   const notifier = new Notifier(
-    opts.webhookSigner ?? createSdkWebhookSender(identity.signerKey, opts.webhookRetry),
+    sender,
     stats,
     {
       ...(opts.dropWebhooks !== undefined && { dropWebhooks: opts.dropWebhooks }),
@@ -217,6 +218,7 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
         core.tasks.close();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
+        sender.close?.();
         await notifier.drain();
       })();
       return closed;

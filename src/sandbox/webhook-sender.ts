@@ -38,6 +38,8 @@ export interface WebhookDeliveryResult {
 /** Pluggable so a test can observe or replace the transport (`webhookSigner` option). */
 export interface WebhookSender {
   deliver(d: WebhookDelivery): Promise<WebhookDeliveryResult>;
+  /** Abandon pending retries (the seller is shutting down). */
+  close?(): void;
 }
 
 export interface WebhookRetryPolicy {
@@ -47,6 +49,22 @@ export interface WebhookRetryPolicy {
 }
 
 export function createSdkWebhookSender(signerKey: SignerKey, retry: WebhookRetryPolicy = {}): WebhookSender {
+  // Backoff sleeps end early with an error once the seller closes, so
+  // shutting down never waits out a retry schedule against a dead receiver.
+  const shutdown = new AbortController();
+  const sleep = (ms: number): Promise<void> =>
+    new Promise((resolve, reject) => {
+      if (shutdown.signal.aborted) return reject(new Error('seller closed; retries abandoned'));
+      const t = setTimeout(() => {
+        shutdown.signal.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      const onAbort = (): void => {
+        clearTimeout(t);
+        reject(new Error('seller closed; retries abandoned'));
+      };
+      shutdown.signal.addEventListener('abort', onAbort, { once: true });
+    });
   const emitter: WebhookEmitter = createWebhookEmitter({
     signerKey,
     retries: {
@@ -56,6 +74,7 @@ export function createSdkWebhookSender(signerKey: SignerKey, retry: WebhookRetry
       jitter: 0.25,
     },
     userAgent: 'adcp-orchestrator-sandbox-seller',
+    sleep,
     // Legacy HMAC/Bearer are still offered for receivers that ask for them;
     // the SDK's one-time deprecation console warning would only be noise here.
     suppressLegacyWarnings: true,
@@ -75,6 +94,9 @@ export function createSdkWebhookSender(signerKey: SignerKey, retry: WebhookRetry
         ...(r.final_status !== undefined && { final_status: r.final_status }),
         errors: r.errors,
       };
+    },
+    close() {
+      shutdown.abort();
     },
   };
 }
