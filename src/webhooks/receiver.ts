@@ -14,7 +14,7 @@ import type { SecretBox } from '../store/secret-box.js';
 import { verifyBearerWebhook } from './bearer.js';
 import { webhookFingerprint } from './fingerprint.js';
 import type { HeaderBag } from './headers.js';
-import { verifyHmacWebhook } from './hmac.js';
+import { checkHmacSecret, verifyHmacWebhook } from './hmac.js';
 import type { AgentKeySources } from './key-sources.js';
 import { readWebhookPayload } from './read-payload.js';
 import type { AuthResult } from './result.js';
@@ -147,8 +147,19 @@ export class WebhookReceiver {
 
   private async authenticate(op: OperationRow, req: InboundWebhook): Promise<AuthResult> {
     switch (op.webhook_mode) {
-      case 'hmac':
-        return verifyHmacWebhook({ headers: req.headers, rawBody: req.rawBody }, { secret: this.secret(op) }, this.now);
+      case 'hmac': {
+        const secret = this.secret(op);
+        // Fail closed on a weak registered secret (webhook-hmac-sha256.json secret_rejection_vectors):
+        // the engine only generates 32 random bytes, but a row holding a short or no-entropy
+        // secret (older code, a hand edit) must not authenticate deliveries. Found by the
+        // route-level vector tests, which got 200 for a delivery MACed with a 31-byte secret.
+        const strength = checkHmacSecret(secret);
+        if (!strength.ok) {
+          this.deps.log.error({ operation_id: op.id }, `webhook HMAC secret refused: ${strength.message}`);
+          return { ok: false, code: 'webhook_signature_invalid', message: 'the secret registered for this webhook is not acceptable' };
+        }
+        return verifyHmacWebhook({ headers: req.headers, rawBody: req.rawBody }, { secret }, this.now);
+      }
       case 'bearer':
         return verifyBearerWebhook(req.headers, { token: this.secret(op) }, this.now);
       default: {
