@@ -37,6 +37,8 @@ export function nextCheckFor(
   timing: TimingPolicy,
   now: number,
   random: () => number,
+  /** Who told us: after a poll, the next poll follows the polling cadence even when webhooks are on. */
+  source: EventSource = 'call',
 ): { next_check_at: number | null; check_kind: string | null } {
   switch (status) {
     case 'submitted':
@@ -46,8 +48,8 @@ export function nextCheckFor(
       // With a webhook registered, polling is only the backup after a quiet period.
       // A task waiting on a person is still checked, slowly: it may be answered
       // through the seller's own channel, and a webhook can be lost.
-      const delay =
-        row.webhook_mode !== 'none' && status !== 'unknown'
+      const quietFirst = row.webhook_mode !== 'none' && status !== 'unknown' && source !== 'poll';
+      const delay = quietFirst
           ? timing.backupPollAfterMs + Math.round(timing.pollIntervalMs * 0.1 * random())
           : pollDelayMs(row.poll_count, timing.pollIntervalMs, random);
       return { next_check_at: now + delay, check_kind: 'poll' };
@@ -125,11 +127,17 @@ export function planObservation(
         if (obs.data && Object.keys(obs.data).length > 0) patch.result = JSON.stringify(obs.data);
         if (obs.error) patch.error = JSON.stringify(obs.error);
         else if (obs.status !== 'completed' && obs.message) patch.error = JSON.stringify({ code: obs.status.toUpperCase(), message: obs.message });
-      } else if (obs.source === 'poll' && decision.kind === 'same') {
+      } else if (obs.source === 'poll') {
         patch.poll_count = row.poll_count + 1;
       }
       // Webhooks refresh the quiet timer too: each one pushes the backup poll further out.
-      Object.assign(patch, nextCheckFor(obs.status, { ...row, poll_count: patch.poll_count ?? row.poll_count }, timing, now, random));
+      Object.assign(patch, nextCheckFor(obs.status, { ...row, poll_count: patch.poll_count ?? row.poll_count }, timing, now, random, obs.source));
+      // Past the cap on polls the task is stalled: still checked, at the slowest cadence, and shown to people.
+      if (patch.poll_count !== undefined && patch.poll_count >= timing.maxPolls && row.stalled === 0) {
+        patch.stalled = 1;
+        patch.stalled_reason = `no change after ${patch.poll_count} polls`;
+        events.push({ source: obs.source, kind: 'stalled', from: current, to: current, detail: { reason: patch.stalled_reason } });
+      }
       return { patch, events, value: decision.kind };
     }
   }
