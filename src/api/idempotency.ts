@@ -27,7 +27,12 @@ export async function idempotent(store: Store, req: FastifyRequest, reply: Fasti
     case 'mismatch':
       throw new ApiError(409, 'idempotency_key_reused', 'this Idempotency-Key was used with a different request');
     case 'in_progress':
-      throw new ApiError(409, 'idempotency_key_in_progress', 'a request with this Idempotency-Key is still being processed');
+      // A reservation older than any request can take was left by a process that died
+      // mid-request. The work behind every POST is itself idempotent (operations are keyed
+      // by the derived AdCP key), so running it again reaches the same result.
+      if (!reservation.abandoned) {
+        throw new ApiError(409, 'idempotency_key_in_progress', 'a request with this Idempotency-Key is still being processed');
+      }
   }
   let answer: Answer;
   try {

@@ -8,7 +8,7 @@
  * call timeout: a crash mid-call leaves an ambiguous send that the scheduler
  * resends with the same idempotency key and identical bytes.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { acceptsPushNotifications, requiresIdempotencyKey } from '../adcp/task-kinds.js';
 import { AdcpTransportError, type AdcpClient, type AdcpError, type TaskReply } from '../adcp/types.js';
@@ -24,6 +24,7 @@ import { EngineError, notFound } from './errors.js';
 import type { Metrics } from './metrics.js';
 import { planObservation, type ObservationOutcome, type TaskObservation, type TimingPolicy } from './observation-plan.js';
 import type { Tx } from '../store/tx.js';
+import { isUniqueViolation } from '../store/db.js';
 
 export type WebhookMode = 'rfc9421' | 'hmac' | 'bearer' | 'none';
 
@@ -34,6 +35,12 @@ export interface CreateOperationInput {
   params: Record<string, unknown>;
   webhook?: WebhookMode;
   parentId?: string;
+  /**
+   * The client's Idempotency-Key, if any. The AdCP idempotency_key is derived from it,
+   * so a client retrying after losing our answer (even across our crash) reaches the
+   * same operation and the seller sees the same key: never a second buy.
+   */
+  clientKey?: string;
 }
 
 export interface EngineOptions extends TimingPolicy {
@@ -75,7 +82,7 @@ export class OperationService {
     if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY_RE.test(idempotencyKey)) {
       throw new EngineError('invalid_request', 'params.idempotency_key must match ^[A-Za-z0-9_.:-]{16,255}$', 400);
     }
-    idempotencyKey ??= randomUUID();
+    idempotencyKey ??= input.clientKey ? derivedIdempotencyKey(input.tenantId, agent.id, input.task, input.clientKey) : randomUUID();
     if (requiresIdempotencyKey(input.task)) params.idempotency_key = idempotencyKey;
     // `context` is ours and echoed verbatim by the seller: it carries our operation id.
     params.context = { ...(isObject(params.context) ? params.context : {}), orchestrator_operation_id: id };
@@ -116,15 +123,35 @@ export class OperationService {
       completed_at: null,
       parent_id: input.parentId ?? null,
     };
-    const events = await this.store.operations.insert(row, { source: 'user', kind: 'created', to: 'requested', at: now });
+    let events;
+    try {
+      events = await this.store.operations.insert(row, { source: 'user', kind: 'created', to: 'requested', at: now });
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+      return this.existingFor(row, params);
+    }
     this.bus.publish({ operation: row, events });
     this.metrics.transition(row.type, 'none', 'requested', 'user');
     return row;
   }
 
+  /** The operation already holding this (agent, idempotency_key): the same request is the same operation. */
+  private async existingFor(attempted: OperationRow, params: Record<string, unknown>): Promise<OperationRow> {
+    const existing = await this.store.operations.findByIdempotencyKey(attempted.agent_id, attempted.idempotency_key);
+    if (!existing || existing.tenant_id !== attempted.tenant_id) {
+      throw new EngineError('idempotency_conflict', 'this idempotency_key is already in use', 409);
+    }
+    // Compare what the seller would compare: the request without our per-attempt parts.
+    if (existing.type !== attempted.type || requestFingerprint(JSON.parse(existing.request_body)) !== requestFingerprint(params)) {
+      throw new EngineError('idempotency_conflict', 'this idempotency_key was used for a different request', 409);
+    }
+    return existing;
+  }
+
   /** Creates, then sends at once and waits a little for the first reply, so quick answers come back in the same request. */
   async createAndStart(input: CreateOperationInput): Promise<OperationRow> {
     const row = await this.create(input);
+    if (row.status !== 'requested') return row;
     const claimed = await this.store.operations.claimOne(row.id, this.options.instanceId, this.clock.now(), this.leaseMs);
     if (!claimed) return row;
     const sending = this.send(claimed).catch((err) => this.log.error({ err, operation_id: row.id }, 'send failed'));
@@ -368,6 +395,18 @@ export function replyToObservation(reply: TaskReply): Omit<TaskObservation, 'sou
     data: reply.data,
     error: reply.error,
   };
+}
+
+/** A stable AdCP idempotency_key for a client's Idempotency-Key (UUID-shaped, within the spec's pattern). */
+function derivedIdempotencyKey(tenantId: string, agentId: string, task: string, clientKey: string): string {
+  const h = createHash('sha256').update(`${tenantId}\0${agentId}\0${task}\0${clientKey}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/** The request minus the parts that differ per attempt (our context, webhook URL and secret). */
+function requestFingerprint(params: Record<string, unknown>): string {
+  const { context: _c, push_notification_config: _p, idempotency_key: _k, ...rest } = params;
+  return JSON.stringify(rest);
 }
 
 function isRetryableSendFailure(err: AdcpTransportError | undefined): boolean {

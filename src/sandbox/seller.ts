@@ -16,6 +16,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { timingSafeEqual } from 'node:crypto';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { AdcpServer } from '@adcp/sdk/server';
 import { createA2AHandler, type NodeHandler } from './a2a.js';
 import { buildAdcpServer, newUnusedStateStore, type ToolCaller } from './adcp-server.js';
 import { SellerCore, type BehindBackTask } from './core.js';
@@ -92,6 +93,7 @@ export interface SandboxSeller {
 }
 
 const MAX_BODY_BYTES = 1_000_000;
+const MAX_IDLE_SERVERS = 32;
 
 export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promise<SandboxSeller> {
   const host = opts.host ?? '127.0.0.1';
@@ -129,6 +131,7 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
     return a.length === b.length && timingSafeEqual(a, b);
   };
 
+  const idleServers: AdcpServer[] = [];
   let a2aHandler: NodeHandler | undefined;
   let origin = '';
   let mcpUrl = '';
@@ -181,13 +184,20 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
         }
       }
     }
-    // Stateless MCP: a fresh AdcpServer + transport per request (the SDK's
-    // pattern); all state lives in `core`, which they share.
-    const adcp = buildAdcpServer(core, mcpUrl, caller, stateStore);
+    // Stateless MCP: one transport per request, on an AdcpServer that serves
+    // one request at a time. All state lives in `core`, so servers are
+    // interchangeable; we pool idle ones because building one (tool
+    // registration, a fresh Ajv) was a fifth of the CPU per poll.
+    const adcp = idleServers.pop() ?? buildAdcpServer(core, mcpUrl, caller, stateStore);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
-      void transport.close().catch(() => undefined);
-      void adcp.close().catch(() => undefined);
+      // close() detaches the transport; the server's tools stay registered.
+      adcp.close().then(
+        () => {
+          if (idleServers.length < MAX_IDLE_SERVERS) idleServers.push(adcp);
+        },
+        () => undefined,
+      );
     });
     await adcp.connect(transport);
     await transport.handleRequest(req, res, parsed);

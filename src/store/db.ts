@@ -58,3 +58,9 @@ export function openDb(url: string, opts: { poolSize?: number } = {}): Db {
   }
   throw new Error(`Unsupported database URL (want sqlite:<path> or postgres://…): ${url.split('@').pop()}`);
 }
+
+/** True for a unique-constraint violation on either dialect. */
+export function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string } | undefined;
+  return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}

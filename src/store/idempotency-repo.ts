@@ -7,11 +7,14 @@ import type { Db } from './db.js';
 export type Reservation =
   | { kind: 'reserved' }
   | { kind: 'replay'; statusCode: number; body: string }
-  | { kind: 'in_progress' }
+  | { kind: 'in_progress'; abandoned: boolean }
   | { kind: 'mismatch' };
 
 export class IdempotencyRepo {
   constructor(private readonly db: Db) {}
+
+  /** A reservation still open after this long belongs to a request that can no longer be running. */
+  static readonly ABANDONED_AFTER_MS = 120_000;
 
   async reserve(tenantId: string, key: string, requestHash: string, now = Date.now()): Promise<Reservation> {
     const inserted = await this.db.kysely
@@ -27,7 +30,9 @@ export class IdempotencyRepo {
       .where('key', '=', key)
       .executeTakeFirstOrThrow();
     if (existing.request_hash !== requestHash) return { kind: 'mismatch' };
-    if (existing.status_code === null || existing.response_body === null) return { kind: 'in_progress' };
+    if (existing.status_code === null || existing.response_body === null) {
+      return { kind: 'in_progress', abandoned: now - existing.created_at > IdempotencyRepo.ABANDONED_AFTER_MS };
+    }
     return { kind: 'replay', statusCode: existing.status_code, body: existing.response_body };
   }
 

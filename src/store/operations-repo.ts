@@ -84,6 +84,15 @@ export class OperationsRepo {
     return this.db.kysely.selectFrom('operations').selectAll().where('webhook_token', '=', token).executeTakeFirst();
   }
 
+  async findByIdempotencyKey(agentId: string, idempotencyKey: string): Promise<OperationRow | undefined> {
+    return this.db.kysely
+      .selectFrom('operations')
+      .selectAll()
+      .where('agent_id', '=', agentId)
+      .where('idempotency_key', '=', idempotencyKey)
+      .executeTakeFirst();
+  }
+
   async findByTask(agentId: string, taskId: string): Promise<OperationRow | undefined> {
     return this.db.kysely.selectFrom('operations').selectAll().where('agent_id', '=', agentId).where('task_id', '=', taskId).executeTakeFirst();
   }

@@ -108,4 +108,21 @@ describe('sandbox behaviours through the orchestrator (polling, no webhooks)', (
     expect(full.request.idempotency_key).toBe(full.idempotency_key);
     expect(seller.stats().createCallsByKey[full.idempotency_key]).toBe(1);
   });
+
+  it('a client retrying with its Idempotency-Key after we lost the answer reaches the same operation', async () => {
+    const body = { agent_id: agentId, request: mediaBuyRequest('sandbox_submitted'), webhook: 'none' };
+    const first = await orch.api('POST', '/v1/media-buys', body, { 'idempotency-key': 'client-retry-1' });
+    // As if we had died before recording our answer to the client.
+    await orch.app.store.db.kysely.deleteFrom('api_idempotency').execute();
+    const again = await orch.api('POST', '/v1/media-buys', body, { 'idempotency-key': 'client-retry-1' });
+    expect(again.status).toBe(202);
+    expect(again.body.id).toBe(first.body.id);
+    expect(seller.stats().createCallsByKey[first.body.idempotency_key]).toBe(1);
+    const changed = await orch.api('POST', '/v1/media-buys', { ...body, request: mediaBuyRequest('sandbox_instant') }, { 'idempotency-key': 'client-retry-1' });
+    expect(changed.status).toBe(409);
+    await orch.app.store.db.kysely.deleteFrom('api_idempotency').execute();
+    const changedAfterLoss = await orch.api('POST', '/v1/media-buys', { ...body, request: mediaBuyRequest('sandbox_instant') }, { 'idempotency-key': 'client-retry-1' });
+    expect(changedAfterLoss.status).toBe(409);
+    expect(changedAfterLoss.body.error.code).toBe('idempotency_conflict');
+  });
 });

@@ -172,7 +172,8 @@ describe.each(dialects)('store on $name', ({ make }) => {
 
   it('reserves, replays and refuses API idempotency keys', async () => {
     expect(await store.idempotency.reserve(tenantId, 'k1', 'h1')).toEqual({ kind: 'reserved' });
-    expect(await store.idempotency.reserve(tenantId, 'k1', 'h1')).toEqual({ kind: 'in_progress' });
+    expect(await store.idempotency.reserve(tenantId, 'k1', 'h1')).toEqual({ kind: 'in_progress', abandoned: false });
+    expect(await store.idempotency.reserve(tenantId, 'k1', 'h1', Date.now() + 200_000)).toEqual({ kind: 'in_progress', abandoned: true });
     expect(await store.idempotency.reserve(tenantId, 'k1', 'h2')).toEqual({ kind: 'mismatch' });
     await store.idempotency.complete(tenantId, 'k1', 202, '{"x":1}');
     expect(await store.idempotency.reserve(tenantId, 'k1', 'h1')).toEqual({ kind: 'replay', statusCode: 202, body: '{"x":1}' });

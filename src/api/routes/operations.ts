@@ -61,6 +61,8 @@ function decodeCursor(s: string): Cursor {
   throw new ApiError(400, 'invalid_cursor', 'cursor is not one this API returned');
 }
 
+const clientKeyOf = (h: string | string[] | undefined) => (typeof h === 'string' ? h : undefined);
+
 function refuseGovernance(governance: unknown): void {
   // Honest refusal until the governance cycle is built: accepting the field and
   // skipping check_governance would spend without the check the caller asked for.
@@ -83,6 +85,7 @@ export function operationRoutes(app: FastifyInstance, deps: { store: Store; oper
         task: req.body.task,
         params: req.body.params,
         webhook: req.body.webhook,
+        clientKey: clientKeyOf(req.headers['idempotency-key']),
       });
       return { statusCode: 202, body: presentOperation(row) };
     });
@@ -98,6 +101,7 @@ export function operationRoutes(app: FastifyInstance, deps: { store: Store; oper
         task: 'create_media_buy',
         params: req.body.request,
         webhook: req.body.webhook,
+        clientKey: clientKeyOf(req.headers['idempotency-key']),
       });
       return { statusCode: 202, body: presentOperation(row) };
     });

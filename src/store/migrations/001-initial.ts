@@ -79,7 +79,8 @@ async function up(db: Kysely<any>, dialect: DialectName): Promise<void> {
   await db.schema.createIndex('operations_tenant_list').on('operations').columns(['tenant_id', 'created_at', 'id']).execute();
   // Correlation of webhooks, polls and reconciliation: one operation per seller task.
   await sql`CREATE UNIQUE INDEX operations_agent_task ON operations (agent_id, task_id) WHERE task_id IS NOT NULL`.execute(db);
-  await db.schema.createIndex('operations_idem').on('operations').columns(['agent_id', 'idempotency_key']).execute();
+  // One operation per (agent, idempotency_key): a repeated create is the same operation, never a second buy.
+  await db.schema.createIndex('operations_idem').unique().on('operations').columns(['agent_id', 'idempotency_key']).execute();
 
   await db.schema
     .createTable('operation_events')
