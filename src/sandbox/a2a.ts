@@ -20,6 +20,24 @@ interface ExpressApp extends NodeHandler {
   use(path: string, ...handlers: unknown[]): unknown;
 }
 
+/**
+ * Skills advertised on the agent card. The adapter's default list leaves out
+ * get_adcp_capabilities, and the SDK's buyer client then takes the agent for
+ * an AdCP v2 seller and rewrites requests into the 2.5 shape; listing it
+ * keeps A2A buyers on v3.
+ */
+const SKILLS: Array<[string, string]> = [
+  ['get_adcp_capabilities', 'AdCP capabilities of this seller.'],
+  ['get_products', 'The sandbox catalogue; each product id selects a create_media_buy behaviour.'],
+  ['create_media_buy', 'Create a media buy; behaviour chosen by packages[0].product_id.'],
+  ['tasks/get', 'Poll a task by AdCP task_id.'],
+  ['tasks_get', 'Alias of tasks/get.'],
+  ['get_task_status', 'Alias of tasks/get (3.1 name).'],
+  ['tasks/list', 'List tasks with filters and cursor pagination.'],
+  ['list_tasks', 'Alias of tasks/list.'],
+  ['sandbox_respond', 'Answer an input-required/auth-required task: {task_id, approve, message?, then?}.'],
+];
+
 export async function createA2AHandler(adcp: AdcpServer, a2aUrl: string): Promise<NodeHandler> {
   const moduleName = 'express';
   const mod = (await import(moduleName)) as { default: () => ExpressApp };
@@ -32,6 +50,7 @@ export async function createA2AHandler(adcp: AdcpServer, a2aUrl: string): Promis
         'Sandbox seller for testing buyers: create_media_buy behaviour is selected by the product id (see get_products).',
       url: a2aUrl,
       version: '1.0.0',
+      skills: SKILLS.map(([id, description]) => ({ id, name: id, description, tags: ['adcp'] })),
     },
     // The adapter would log every invocation failure to console; the
     // sandbox's callers see failures in the reply already.

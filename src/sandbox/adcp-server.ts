@@ -9,10 +9,6 @@
  *   tasks/get, tasks_get, get_task_status     (same handler; 3.0 and 3.1 names)
  *   tasks/list, list_tasks                    (same handler)
  *   sandbox_respond                           (answers input-required / auth-required)
- * Custom tools see their arguments unstripped (loose schemas): stripping
- * unknown keys would change the payload the idempotency hash covers. Every
- * field is optional at the MCP layer so that a bad request gets an AdCP error
- * (INVALID_REQUEST from our handlers), not an MCP schema failure.
  */
 import { z } from 'zod';
 import { createAdcpServer } from '@adcp/sdk/server/legacy/v5';
@@ -32,51 +28,15 @@ export interface ToolCaller {
  */
 export const newUnusedStateStore = (): InMemoryStateStore => new InMemoryStateStore();
 
-const loose = (shape: Record<string, z.ZodType>) => z.looseObject(shape);
-
-const pollInput = loose({
-  task_id: z.string().optional().describe('The seller task_id from an async reply'),
-  include_result: z.boolean().optional().describe('Return the result of a completed task (default true)'),
-  include_history: z.boolean().optional(),
-});
-
-const listInput = loose({
-  filters: z
-    .looseObject({
-      status: z.string().optional(),
-      statuses: z.array(z.string()).optional(),
-      task_type: z.string().optional(),
-      task_types: z.array(z.string()).optional(),
-      created_after: z.string().optional(),
-      created_before: z.string().optional(),
-      updated_after: z.string().optional(),
-      updated_before: z.string().optional(),
-      task_ids: z.array(z.string()).optional(),
-      context_contains: z.string().optional(),
-      has_webhook: z.boolean().optional(),
-    })
-    .optional(),
-  sort: z.looseObject({ field: z.string().optional(), direction: z.string().optional() }).optional(),
-  pagination: z.looseObject({ max_results: z.number().optional(), cursor: z.string().optional() }).optional(),
-});
-
-const createInput = loose({
-  idempotency_key: z.string().optional().describe('UUID v4 per logical request; retries reuse it with identical bytes'),
-  packages: z
-    .array(z.looseObject({ product_id: z.string().optional() }))
-    .optional()
-    .describe('The FIRST package product_id selects the sandbox behaviour; see get_products'),
-});
-
-const respondInput = loose({
-  task_id: z.string().optional(),
-  approve: z.boolean().optional().describe('true → the task proceeds (completed); false → rejected'),
-  message: z.string().optional(),
-  then: z
-    .enum(['completed', 'submitted', 'working'])
-    .optional()
-    .describe('After approval: complete now (default), or pass through submitted/working first'),
-});
+/**
+ * Every custom tool publishes an empty, open input schema, as the SDK does for
+ * its own tools: the SDK's buyer client strips any argument a tool's schema
+ * doesn't declare, so declaring a few fields would silently drop the rest
+ * (account, brand, push_notification_config…). Unknown keys must also survive
+ * because the idempotency hash covers them. Our handlers validate arguments
+ * and answer AdCP errors (INVALID_REQUEST) rather than MCP schema failures.
+ */
+const openInput = z.looseObject({});
 
 type Args = Record<string, unknown>;
 
@@ -89,13 +49,17 @@ export function buildAdcpServer(
   const poll = (tool: string) => async (args: Args) => core.getTask(args, tool);
   const list = async (args: Args) => core.listTasks(args);
   const pollConfig = (tool: string) => ({
-    description: 'Poll an async task by task_id (spec-flat tasks-get response).',
-    inputSchema: pollInput,
+    description:
+      'Poll an async task: {task_id, include_result? (default true), include_history?} → ' +
+      '{task_id, task_type, protocol, status, created_at, updated_at, completed_at?, result?, error?}.',
+    inputSchema: openInput,
     handler: poll(tool),
   });
   const listConfig = {
-    description: 'List tasks with filters (statuses, dates, task_ids…) and cursor pagination.',
-    inputSchema: listInput,
+    description:
+      'List tasks: {filters?: {statuses, task_types, created_after/before, updated_after/before, task_ids, ' +
+      'context_contains, has_webhook}, sort?: {field, direction}, pagination?: {max_results 1-100, cursor}}.',
+    inputSchema: openInput,
     handler: list,
   };
 
@@ -132,7 +96,7 @@ export function buildAdcpServer(
         description:
           'Create a media buy. Behaviour is chosen by packages[0].product_id (see get_products). ' +
           'Requires idempotency_key, account, brand, start_time, end_time, packages[].',
-        inputSchema: createInput,
+        inputSchema: openInput,
         handler: async (args: Args) => core.createMediaBuy(args, caller.principal),
       },
       'tasks/get': pollConfig('tasks/get'),
@@ -144,7 +108,7 @@ export function buildAdcpServer(
         description:
           'Sandbox-only continuation for a task in input-required or auth-required: ' +
           '{task_id, approve, message?, then?}. approve:true → completed (or via submitted/working), false → rejected.',
-        inputSchema: respondInput,
+        inputSchema: openInput,
         handler: async (args: Args) => core.respond(args),
       },
     },

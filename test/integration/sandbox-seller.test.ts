@@ -547,7 +547,7 @@ describe('sandbox seller: A2A', () => {
     const s = await seller();
     expect(s.a2aUrl).toBeDefined();
     const card = (await (await fetch(`${s.origin}/.well-known/agent-card.json`)).json()) as Body;
-    expect(card.skills.map((k: Body) => k.id)).toContain('create_media_buy');
+    expect(card.skills.map((k: Body) => k.id)).toEqual(expect.arrayContaining(['create_media_buy', 'get_adcp_capabilities', 'tasks/get']));
 
     const res = await fetch(s.a2aUrl!, {
       method: 'POST',
