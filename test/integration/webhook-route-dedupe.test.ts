@@ -38,7 +38,8 @@ describe('webhook route: dedupe, ordering, correlation, refusals', () => {
     const token = randomBytes(24).toString('base64url');
     const secret = randomBytes(32).toString('base64url');
     const taskId = `task-${randomBytes(6).toString('hex')}`;
-    const row: OperationRow = {
+    // Cast rather than annotate: columns added later (with defaults) need not be listed here.
+    const row = {
       id,
       tenant_id: orch.tenantId,
       agent_id: agentId,
@@ -71,7 +72,7 @@ describe('webhook route: dedupe, ordering, correlation, refusals', () => {
       completed_at: null,
       parent_id: null,
       ...overrides,
-    };
+    } as OperationRow;
     await orch.app.store.operations.insert(row, { source: 'call', kind: 'created', to: row.status, at: now });
     return { id, token, mode, secret, taskId };
   }

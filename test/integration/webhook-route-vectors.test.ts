@@ -57,7 +57,8 @@ async function createOperation(
   const now = Date.now();
   const id = opts.id ?? `op-${randomBytes(6).toString('hex')}`;
   const token = randomBytes(24).toString('base64url');
-  const row: OperationRow = {
+  // Cast rather than annotate: columns added later (with defaults) need not be listed here.
+  const row = {
     id,
     tenant_id: orch.tenantId,
     agent_id: agentId,
@@ -90,7 +91,7 @@ async function createOperation(
     updated_at: now,
     completed_at: null,
     parent_id: null,
-  };
+  } as OperationRow;
   await orch.app.store.operations.insert(row, { source: 'call', kind: 'created', to: row.status, at: now });
   return { id, token };
 }
