@@ -1,0 +1,206 @@
+/**
+ * The real orchestrator (createApp from src/app.ts) on a temp SQLite file, with a
+ * tenant, an API key and (optionally) a seller agent, plus fast bulk seeding of
+ * operations straight into the database with better-sqlite3.
+ */
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { createApp, type App } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
+import type { OperationRow } from '../../src/store/index.js';
+import { BENCH_SECRET_KEY, tempDir } from './common.js';
+
+export interface BenchApp {
+  app: App;
+  url: string;
+  apiKey: string;
+  tenantId: string;
+  dbPath: string;
+  dbUrl: string;
+  config: Config;
+  close(): Promise<void>;
+}
+
+export function benchEnv(dbUrl: string, port: number, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    ADCP_ORCH_DATABASE_URL: dbUrl,
+    PORT: String(port),
+    ADCP_ORCH_SECRET_KEY: BENCH_SECRET_KEY,
+    ADCP_ORCH_ALLOW_PRIVATE_NETWORK: 'true',
+    LOG_LEVEL: 'silent',
+    ...extra,
+  };
+}
+
+/** createApp + listen on a random loopback port. `publicUrl: true` sets ADCP_ORCH_PUBLIC_URL to the listening address. */
+export async function startBenchApp(
+  opts: { dbPath?: string; env?: Record<string, string>; concurrency?: number; listen?: boolean; port?: number } = {},
+): Promise<BenchApp> {
+  const dbPath = opts.dbPath ?? join(tempDir(), 'orchestrator.db');
+  const dbUrl = `sqlite:${dbPath}`;
+  const port = opts.port ?? 0;
+  const config = loadConfig(benchEnv(dbUrl, port, opts.env));
+  const app = await createApp({ config, logger: createLogger(config.LOG_LEVEL), concurrency: opts.concurrency });
+  const tenant = await app.store.tenants.ensureTenant('bench');
+  const apiKey = await app.store.tenants.createApiKey(tenant.id);
+  const url = opts.listen === false ? '' : await app.listen();
+  return {
+    app,
+    url,
+    apiKey,
+    tenantId: tenant.id,
+    dbPath,
+    dbUrl,
+    config,
+    close: () => app.close(),
+  };
+}
+
+export interface SeedSpec {
+  n: number;
+  tenantId: string;
+  agentId: string;
+  status?: string;
+  /** next_check_at for row i (null: no timer). */
+  nextCheckAt: (i: number) => number | null;
+  checkKind?: string | null;
+  webhookMode?: 'rfc9421' | 'hmac' | 'bearer' | 'none';
+  /** Per-row extras (token, sealed secret, task id...). */
+  row?: (i: number) => Partial<OperationRow>;
+  /** Prefix of the row ids: `${idPrefix}${i}` zero-padded (sequential ids keep the primary key an append). */
+  idPrefix?: string;
+  /** Rows per INSERT statement. */
+  chunk?: number;
+}
+
+const COLUMNS: Array<keyof OperationRow> = [
+  'id', 'tenant_id', 'agent_id', 'type', 'status', 'task_id', 'context_id', 'idempotency_key', 'request_body', 'result', 'error',
+  'needs_input', 'input_message', 'stalled', 'stalled_reason', 'deadline_at', 'next_check_at', 'check_kind', 'poll_count', 'attempt',
+  'lease_owner', 'lease_until', 'lease_epoch', 'webhook_mode', 'webhook_token', 'webhook_secret_enc', 'last_observed_at', 'created_at',
+  'updated_at', 'completed_at', 'parent_id',
+];
+
+/** A create_media_buy request body of realistic size (~600 bytes). */
+export function sampleRequestBody(id: string, key: string): string {
+  return JSON.stringify({
+    account: { account_id: 'acc_bench' },
+    brand: { domain: 'example-brand.com' },
+    start_time: 'asap',
+    end_time: '2027-12-31T23:59:59Z',
+    po_number: `PO-${id.slice(-8)}`,
+    packages: [
+      { product_id: 'sandbox_submitted', pricing_option_id: 'cpm_std', budget: 40000, targeting_overlay: { geo_country_any_of: ['US', 'CA'] } },
+      { product_id: 'sandbox_submitted', pricing_option_id: 'cpm_std', budget: 10000 },
+    ],
+    idempotency_key: key,
+    context: { orchestrator_operation_id: id },
+  });
+}
+
+export function opId(prefix: string, i: number): string {
+  return `${prefix}${String(i).padStart(8, '0')}`;
+}
+
+/**
+ * Inserts `n` operations (and one `created` event each) with multi-row INSERTs in
+ * one transaction per 50k rows, through a separate better-sqlite3 connection
+ * (the orchestrator must not be writing meanwhile). Returns rows/s.
+ */
+export function seedOperations(dbPath: string, spec: SeedSpec): { ids: string[]; seconds: number } {
+  const started = performance.now();
+  const db = new SQLite(dbPath);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('busy_timeout = 10000');
+  const chunk = spec.chunk ?? 500;
+  const now = Date.now();
+  const prefix = spec.idPrefix ?? 'op-bench-';
+  const placeholders = `(${COLUMNS.map(() => '?').join(',')})`;
+  const evPlaceholders = '(?,?,?,?,?,?,?,?)';
+  const stmtFor = new Map<number, { ops: SQLite.Statement; evs: SQLite.Statement }>();
+  const stmts = (k: number) => {
+    let s = stmtFor.get(k);
+    if (!s) {
+      s = {
+        ops: db.prepare(`INSERT INTO operations (${COLUMNS.join(',')}) VALUES ${Array(k).fill(placeholders).join(',')}`),
+        evs: db.prepare(
+          `INSERT INTO operation_events (operation_id, tenant_id, at, source, kind, from_status, to_status, detail) VALUES ${Array(k).fill(evPlaceholders).join(',')}`,
+        ),
+      };
+      stmtFor.set(k, s);
+    }
+    return s;
+  };
+  const ids: string[] = [];
+  const insertRange = db.transaction((from: number, to: number) => {
+    for (let start = from; start < to; start += chunk) {
+      const k = Math.min(chunk, to - start);
+      const opVals: unknown[] = [];
+      const evVals: unknown[] = [];
+      for (let i = start; i < start + k; i++) {
+        const id = opId(prefix, i);
+        ids.push(id);
+        const key = randomUUID();
+        const created = now - 60_000;
+        const row: OperationRow = {
+          id,
+          tenant_id: spec.tenantId,
+          agent_id: spec.agentId,
+          type: 'create_media_buy',
+          status: spec.status ?? 'submitted',
+          task_id: `task-${id}`,
+          context_id: null,
+          idempotency_key: key,
+          request_body: sampleRequestBody(id, key),
+          result: null,
+          error: null,
+          needs_input: 0,
+          input_message: null,
+          stalled: 0,
+          stalled_reason: null,
+          deadline_at: created + 24 * 3_600_000,
+          next_check_at: spec.nextCheckAt(i),
+          check_kind: spec.checkKind === undefined ? 'poll' : spec.checkKind,
+          poll_count: 0,
+          attempt: 0,
+          lease_owner: null,
+          lease_until: null,
+          lease_epoch: 0,
+          webhook_mode: spec.webhookMode ?? 'none',
+          webhook_token: null,
+          webhook_secret_enc: null,
+          last_observed_at: null,
+          created_at: created,
+          updated_at: created,
+          completed_at: null,
+          parent_id: null,
+          ...spec.row?.(i),
+        };
+        for (const c of COLUMNS) opVals.push(row[c]);
+        evVals.push(id, spec.tenantId, created, 'user', 'created', null, 'requested', null);
+      }
+      const s = stmts(k);
+      s.ops.run(opVals);
+      s.evs.run(evVals);
+    }
+  });
+  for (let from = 0; from < spec.n; from += 50_000) insertRange(from, Math.min(spec.n, from + 50_000));
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  db.close();
+  return { ids, seconds: (performance.now() - started) / 1000 };
+}
+
+/** Registers an MCP seller agent for the tenant directly in the store. */
+export async function addAgent(b: BenchApp, url: string, extra: { webhookSigning?: unknown; name?: string } = {}): Promise<string> {
+  const agent = await b.app.store.agents.insert({
+    tenantId: b.tenantId,
+    name: extra.name ?? 'bench-seller',
+    role: 'seller',
+    url,
+    protocol: 'mcp',
+    webhookSigning: extra.webhookSigning,
+  });
+  return agent.id;
+}
