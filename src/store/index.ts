@@ -7,6 +7,8 @@ import { OperationsRepo } from './operations-repo.js';
 import { TenantsRepo } from './tenants-repo.js';
 import { DeliveriesRepo } from './deliveries-repo.js';
 import { DbNonceReplayStore } from './nonce-repo.js';
+import { JobLeasesRepo } from './job-leases-repo.js';
+import { ReconcileRepo } from './reconcile-repo.js';
 
 export interface Store {
   db: Db;
@@ -16,6 +18,8 @@ export interface Store {
   idempotency: IdempotencyRepo;
   deliveries: DeliveriesRepo;
   nonces: DbNonceReplayStore;
+  jobLeases: JobLeasesRepo;
+  reconcile: ReconcileRepo;
   close(): Promise<void>;
 }
 
@@ -28,6 +32,8 @@ export function storeFor(db: Db): Store {
     idempotency: new IdempotencyRepo(db),
     deliveries: new DeliveriesRepo(db),
     nonces: new DbNonceReplayStore(db),
+    jobLeases: new JobLeasesRepo(db),
+    reconcile: new ReconcileRepo(db),
     close: () => db.close(),
   };
 }

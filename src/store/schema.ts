@@ -124,4 +124,26 @@ export interface Database {
   api_idempotency: ApiIdempotencyTable;
   webhook_nonces: WebhookNoncesTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  reconcile_reports: ReconcileReportsTable;
+  job_leases: JobLeasesTable;
+}
+
+export interface ReconcileReportsTable {
+  id: string;
+  tenant_id: string;
+  agent_id: string;
+  started_at: number;
+  /** Null while the run is in progress. */
+  finished_at: number | null;
+  /** The report JSON (PROTOCOL.md §6) once finished. */
+  report: string | null;
+  /** JSON {code, message} when the run failed (seller unreachable, bad listing). */
+  error: string | null;
+}
+
+/** A named piece of periodic work held by one instance until `lease_until`. */
+export interface JobLeasesTable {
+  name: string;
+  owner: string;
+  lease_until: number;
 }
