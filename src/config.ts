@@ -35,6 +35,8 @@ export const ConfigSchema = z.object({
   ADCP_ORCH_POLL_INTERVAL_MS: intMs(30_000),
   ADCP_ORCH_BACKUP_POLL_AFTER_MS: intMs(120_000),
   ADCP_ORCH_RECONCILE_INTERVAL_MS: intMs(900_000),
+  /** Tasks asked of a seller per list_tasks page while reconciling (the spec allows 1–100). */
+  ADCP_ORCH_RECONCILE_PAGE_SIZE: z.coerce.number().int().min(1).max(100).default(100),
   /** How long a `working` reply is left alone before polling starts (PROTOCOL.md §6: ~5 min). */
   ADCP_ORCH_WORKING_TIMEOUT_MS: intMs(300_000),
   /** Longest wait for one call to an agent before the send counts as ambiguous. */
@@ -48,6 +50,30 @@ export const ConfigSchema = z.object({
     .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
     .default('false')
     .transform((v) => v === 'true' || v === '1'),
+  /** Tries of one send or poll that fails transiently (retried with backoff, never before retry_after) before escalating. */
+  ADCP_ORCH_RETRY_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(3),
+  /** Consecutive transient failures of one agent that open its circuit breaker. */
+  ADCP_ORCH_BREAKER_THRESHOLD: z.coerce.number().int().min(1).default(5),
+  /** How long an open breaker waits before letting one probe through (half-open). */
+  ADCP_ORCH_BREAKER_HALF_OPEN_MS: intMs(30_000),
+  /** A person is reminded when input-required has waited this long. */
+  ADCP_ORCH_INPUT_REMINDER_MS: intMs(300_000),
+  /** Overall deadlines per task type, JSON {"create_media_buy": 86400000, ...}, merged over the defaults. */
+  ADCP_ORCH_DEADLINES_MS: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (!v) return {} as Record<string, number>;
+      try {
+        const parsed = JSON.parse(v);
+        const ok = parsed && typeof parsed === 'object' && !Array.isArray(parsed) && Object.values(parsed).every((n) => Number.isInteger(n) && (n as number) > 0);
+        if (ok) return parsed as Record<string, number>;
+      } catch {
+        /* reported below */
+      }
+      ctx.addIssue({ code: 'custom', message: 'must be a JSON object of task name → positive milliseconds' });
+      return z.NEVER;
+    }),
   /** Scheduler tick when nothing woke it earlier. */
   ADCP_ORCH_SCHEDULER_TICK_MS: intMs(1_000),
 });

@@ -32,6 +32,6 @@ export const DEFAULT_DEADLINES_MS: Record<string, number> = {
 };
 export const FALLBACK_DEADLINE_MS = 24 * HOUR;
 
-export function deadlineFor(type: string, createdAt: number): number {
-  return createdAt + (DEFAULT_DEADLINES_MS[type] ?? FALLBACK_DEADLINE_MS);
+export function deadlineFor(type: string, createdAt: number, overrides: Record<string, number> = {}): number {
+  return createdAt + (overrides[type] ?? DEFAULT_DEADLINES_MS[type] ?? overrides.default ?? FALLBACK_DEADLINE_MS);
 }

@@ -26,20 +26,30 @@ export interface TimingPolicy {
   backupPollAfterMs: number;
   workingTimeoutMs: number;
   maxPolls: number;
+  /** Default 5 min (PROTOCOL.md §6). */
+  inputReminderMs?: number;
 }
 
 export type ObservationOutcome = 'transition' | 'same' | 'duplicate_terminal' | 'conflict' | 'stale' | 'illegal' | 'task_conflict';
 
-/** When the scheduler should look at an operation next, given the status it is in. */
+/** Stalled operations are still reconciled, at this fraction of the normal pace. */
+export const STALLED_SLOWDOWN = 10;
+
+/**
+ * When the scheduler should look at an operation next, given the status it is in.
+ * The timer is pulled in to the deadline (so passing it is noticed on time) and, for
+ * input-required, to the reminder time.
+ */
 export function nextCheckFor(
   status: OperationStatus,
-  row: Pick<OperationRow, 'webhook_mode' | 'poll_count'>,
+  row: Pick<OperationRow, 'webhook_mode' | 'poll_count'> & Partial<Pick<OperationRow, 'stalled' | 'deadline_at' | 'status_since' | 'reminded_at'>>,
   timing: TimingPolicy,
   now: number,
   random: () => number,
   /** Who told us: after a poll, the next poll follows the polling cadence even when webhooks are on. */
   source: EventSource = 'call',
 ): { next_check_at: number | null; check_kind: string | null } {
+  let delay: number;
   switch (status) {
     case 'submitted':
     case 'unknown':
@@ -49,18 +59,26 @@ export function nextCheckFor(
       // A task waiting on a person is still checked, slowly: it may be answered
       // through the seller's own channel, and a webhook can be lost.
       const quietFirst = row.webhook_mode !== 'none' && status !== 'unknown' && source !== 'poll';
-      const delay = quietFirst
-          ? timing.backupPollAfterMs + Math.round(timing.pollIntervalMs * 0.1 * random())
-          : pollDelayMs(row.poll_count, timing.pollIntervalMs, random);
-      return { next_check_at: now + delay, check_kind: 'poll' };
+      delay = quietFirst
+        ? timing.backupPollAfterMs + Math.round(timing.pollIntervalMs * 0.1 * random())
+        : pollDelayMs(row.poll_count, timing.pollIntervalMs, random);
+      break;
     }
     case 'working':
       // `working` is a progress signal, not a polling trigger: leave it until the working timeout.
-      return { next_check_at: now + timing.workingTimeoutMs, check_kind: 'poll' };
+      delay = timing.workingTimeoutMs;
+      break;
     default:
       // Terminal: no timer.
       return { next_check_at: null, check_kind: null };
   }
+  if (row.stalled) delay *= STALLED_SLOWDOWN;
+  let at = now + delay;
+  if (!row.stalled && row.deadline_at != null) at = Math.min(at, Math.max(row.deadline_at, now));
+  if (status === 'input-required' && row.reminded_at == null && row.status_since != null) {
+    at = Math.min(at, Math.max(row.status_since + (timing.inputReminderMs ?? 300_000), now));
+  }
+  return { next_check_at: at, check_kind: 'poll' };
 }
 
 export function planObservation(
@@ -111,6 +129,8 @@ export function planObservation(
       if (obs.message !== undefined && NEEDS_INPUT_STATUSES.has(obs.status)) patch.input_message = obs.message;
       if (decision.kind === 'transition') {
         patch.status = obs.status;
+        patch.status_since = now;
+        patch.reminded_at = null;
         patch.needs_input = NEEDS_INPUT_STATUSES.has(obs.status) ? 1 : 0;
         if (!NEEDS_INPUT_STATUSES.has(obs.status)) patch.input_message = null;
         events.push({
@@ -130,14 +150,14 @@ export function planObservation(
       } else if (obs.source === 'poll') {
         patch.poll_count = row.poll_count + 1;
       }
-      // Webhooks refresh the quiet timer too: each one pushes the backup poll further out.
-      Object.assign(patch, nextCheckFor(obs.status, { ...row, poll_count: patch.poll_count ?? row.poll_count }, timing, now, random, obs.source));
       // Past the cap on polls the task is stalled: still checked, at the slowest cadence, and shown to people.
       if (patch.poll_count !== undefined && patch.poll_count >= timing.maxPolls && row.stalled === 0) {
         patch.stalled = 1;
         patch.stalled_reason = `no change after ${patch.poll_count} polls`;
         events.push({ source: obs.source, kind: 'stalled', from: current, to: current, detail: { reason: patch.stalled_reason } });
       }
+      // Webhooks refresh the quiet timer too: each one pushes the backup poll further out.
+      Object.assign(patch, nextCheckFor(obs.status, { ...row, ...patch }, timing, now, random, obs.source));
       return { patch, events, value: decision.kind };
     }
   }

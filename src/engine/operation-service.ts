@@ -15,14 +15,15 @@ import { AdcpTransportError, type AdcpClient, type AdcpError, type TaskReply } f
 import { isTerminal, type OperationStatus } from '../domain/status.js';
 import { deadlineFor, retryDelayMs } from '../domain/timing.js';
 import type { Store, OperationRow, Lease, EventRow } from '../store/index.js';
-import type { MutateResult, MutationPlan } from '../store/operations-repo.js';
+import type { MutateResult, MutationPlan, NewEvent, OperationPatch } from '../store/operations-repo.js';
 import type { SecretBox } from '../store/secret-box.js';
 import { endpointFor } from './agent-endpoints.js';
 import type { ChangeBus } from './change-bus.js';
 import type { Clock } from './clock.js';
 import { EngineError, notFound } from './errors.js';
 import type { Metrics } from './metrics.js';
-import { planObservation, type ObservationOutcome, type TaskObservation, type TimingPolicy } from './observation-plan.js';
+import { BrokenCircuitError, type AgentBreakers } from './breakers.js';
+import { planObservation, STALLED_SLOWDOWN, type ObservationOutcome, type TaskObservation, type TimingPolicy } from './observation-plan.js';
 import type { Tx } from '../store/tx.js';
 import { isUniqueViolation } from '../store/db.js';
 
@@ -50,6 +51,8 @@ export interface EngineOptions extends TimingPolicy {
   /** Claims beyond this many attempts without progress end the operation as `unknown` + stalled. */
   maxAttempts: number;
   instanceId: string;
+  /** Per task type overrides of the overall deadline (key `default` for all others). */
+  deadlinesMs: Record<string, number>;
 }
 
 const IDEMPOTENCY_KEY_RE = /^[A-Za-z0-9_.:-]{16,255}$/;
@@ -64,6 +67,7 @@ export class OperationService {
     private readonly clock: Clock,
     private readonly log: Logger,
     readonly options: EngineOptions,
+    private readonly breakers: AgentBreakers,
   ) {}
 
   /** Lease long enough to cover one call plus writing its outcome. */
@@ -106,7 +110,8 @@ export class OperationService {
       input_message: null,
       stalled: 0,
       stalled_reason: null,
-      deadline_at: deadlineFor(input.task, now),
+      deadline_at: deadlineFor(input.task, now, this.options.deadlinesMs),
+      status_since: now,
       next_check_at: now,
       check_kind: 'send',
       poll_count: 0,
@@ -159,61 +164,117 @@ export class OperationService {
     return (await this.store.operations.get(row.id)) ?? row;
   }
 
-  /** Runs one piece of claimed work: a send (first or resend) or a poll. */
+  /**
+   * Runs one piece of claimed work: a send (first or resend) or a poll. Before the
+   * call: timers that are due for their own sake (deadline passed, a reminder owed),
+   * the retry budget, and the agent's circuit breaker.
+   */
   async runClaimed(row: OperationRow): Promise<void> {
+    const now = this.clock.now();
+    if (isTerminal(row.status as OperationStatus)) {
+      await this.finish(row.id, leaseOf(row), () => ({ patch: { next_check_at: null, check_kind: null }, value: null }));
+      return;
+    }
+    row = await this.noteTimers(row, now);
     if (row.attempt > this.options.maxAttempts) {
       await this.giveUp(row, `no progress after ${row.attempt - 1} attempts`);
+      return;
+    }
+    const openUntil = this.breakers.retryAt(row.agent_id);
+    if (openUntil !== null) {
+      await this.waitForBreaker(row, openUntil);
       return;
     }
     if (row.check_kind === 'send') await this.send(row);
     else await this.poll(row);
   }
 
+  /** Deadline passed → stalled (not a seller failure); input-required too long → a reminder. Both recorded once. */
+  private async noteTimers(row: OperationRow, now: number): Promise<OperationRow> {
+    const deadlinePassed = row.deadline_at != null && now >= row.deadline_at && row.stalled === 0;
+    const reminderDue =
+      row.status === 'input-required' && row.reminded_at == null && row.status_since != null && now - row.status_since >= (this.options.inputReminderMs ?? 300_000);
+    if (!deadlinePassed && !reminderDue) return row;
+    const result = await this.commit(row.id, leaseOf(row), (current) => {
+      const events: NewEvent[] = [];
+      const patch: OperationPatch = {};
+      if (deadlinePassed) {
+        patch.stalled = 1;
+        patch.stalled_reason = `deadline passed: ${current.type} has run past ${new Date(current.deadline_at!).toISOString()}`;
+        events.push({ source: 'timer', kind: 'deadline_passed', from: current.status, to: current.status, detail: { deadline_at: current.deadline_at } });
+      }
+      if (reminderDue) {
+        patch.reminded_at = now;
+        events.push({ source: 'timer', kind: 'reminder', from: current.status, to: current.status, detail: { waiting_ms: now - (current.status_since ?? now), message: current.input_message } });
+      }
+      return { patch, events, value: null };
+    });
+    if (result.outcome !== 'applied') return row;
+    if (deadlinePassed) {
+      this.metrics.timedOutOne(row.type);
+      this.log.warn({ operation_id: row.id, type: row.type }, 'operation passed its deadline; marked stalled');
+    }
+    return result.row;
+  }
+
+  /** An open breaker: the work waits for the half-open probe, and the wait is not counted as an attempt. */
+  private async waitForBreaker(row: OperationRow, openUntil: number): Promise<void> {
+    const at = Math.max(openUntil, this.clock.now()) + Math.round(1000 * this.clock.random());
+    await this.finish(row.id, leaseOf(row), () => ({ patch: { next_check_at: at, attempt: Math.max(0, row.attempt - 1) }, value: null }), false);
+  }
+
   async send(row: OperationRow): Promise<void> {
     const lease = leaseOf(row);
     const now = this.clock.now();
-    const resend = row.status === 'calling_adcp';
-    if (isTerminal(row.status as OperationStatus)) {
-      await this.finish(row.id, lease, () => ({ patch: { next_check_at: null, check_kind: null }, value: null }));
-      return;
-    }
+    const before = row.status;
     const marked = await this.commit(
       row.id,
       lease,
       (current) => ({
         patch: {
-          status: 'calling_adcp',
+          // A resend of an operation already known as `unknown` stays `unknown` until a reply says otherwise.
+          ...(current.status === 'unknown' ? {} : { status: 'calling_adcp' }),
           next_check_at: now + this.options.callTimeoutMs + 5_000,
           check_kind: 'send',
           lease_until: now + this.leaseMs,
         },
         events:
-          current.status === 'calling_adcp'
-            ? [{ source: 'timer', kind: 'resend', from: 'calling_adcp', to: 'calling_adcp', detail: { attempt: current.attempt } }]
-            : [{ source: 'call', kind: 'transition', from: current.status, to: 'calling_adcp' }],
+          current.status === 'requested'
+            ? [{ source: 'call', kind: 'transition', from: current.status, to: 'calling_adcp' }]
+            : [{ source: 'timer', kind: 'resend', from: current.status, to: current.status, detail: { attempt: current.attempt } }],
         value: null,
       }),
       now,
     );
     if (marked.outcome !== 'applied') return;
-    if (!resend) this.metrics.transition(row.type, row.status, 'calling_adcp', 'call');
+    if (before === 'requested') this.metrics.transition(row.type, before, 'calling_adcp', 'call');
 
     const agent = await this.store.agents.get(row.agent_id);
     if (!agent) {
-      await this.finishWithError(row, lease, 'failed', { code: 'AGENT_NOT_FOUND', message: 'agent was removed' }, 'call');
+      await this.observe(row.id, lease, { status: 'failed', source: 'call', error: { code: 'AGENT_NOT_FOUND', message: 'agent was removed' } });
       return;
     }
     let reply: TaskReply;
     try {
-      reply = await this.adcp.callTask(endpointFor(agent, this.secrets), row.type, JSON.parse(row.request_body), {
-        timeoutMs: this.options.callTimeoutMs,
-      });
+      reply = await this.breakers.execute(agent.id, agent.name, () =>
+        this.adcp.callTask(endpointFor(agent, this.secrets), row.type, JSON.parse(row.request_body), { timeoutMs: this.options.callTimeoutMs }),
+      );
     } catch (err) {
-      await this.onSendFailure(row, lease, agent.name, err);
+      if (err instanceof BrokenCircuitError) {
+        await this.waitForBreaker(marked.row, this.breakers.retryAt(agent.id) ?? this.clock.now() + 1000);
+        return;
+      }
+      await this.onSendFailure(marked.row, lease, agent.name, err);
       return;
     }
     this.metrics.agentCall(agent.name, row.type, reply.error ? 'error' : 'ok');
     if (reply.error) this.metrics.agentError(agent.name, reply.error.code);
+    // A transient AdCP error (RATE_LIMITED, SERVICE_UNAVAILABLE, …) means the request was not
+    // carried out: the same key and bytes go again later, never earlier than retry_after.
+    if (reply.status === 'failed' && reply.error?.recovery === 'transient' && !reply.taskId) {
+      await this.onSendFailure(marked.row, lease, agent.name, new AdcpTransportError(reply.error.message ?? reply.error.code, 'protocol', undefined, reply.error), false);
+      return;
+    }
     await this.observe(row.id, lease, { ...replyToObservation(reply), source: 'call' });
   }
 
@@ -227,13 +288,28 @@ export class OperationService {
     }
     let reply: TaskReply;
     try {
-      reply = await this.adcp.getTask(endpointFor(agent, this.secrets), row.task_id, { timeoutMs: this.options.callTimeoutMs });
+      reply = await this.breakers.execute(agent.id, agent.name, () =>
+        this.adcp.getTask(endpointFor(agent, this.secrets), row.task_id!, { timeoutMs: this.options.callTimeoutMs }),
+      );
     } catch (err) {
+      if (err instanceof BrokenCircuitError) {
+        await this.waitForBreaker(row, this.breakers.retryAt(agent.id) ?? this.clock.now() + 1000);
+        return;
+      }
       this.metrics.poll(agent.name, 'error');
       const adcpError = err instanceof AdcpTransportError ? err.adcpError : undefined;
       const wait = retryDelayMs(row.attempt, adcpError?.retryAfterSeconds, this.clock.random);
-      this.log.warn({ operation_id: row.id, err: describeError(err) }, 'poll failed; will retry');
-      await this.finish(row.id, lease, () => ({ patch: { next_check_at: this.clock.now() + wait }, value: null }), false);
+      this.log.warn({ operation_id: row.id, err: describeError(err), retry_in_ms: wait }, 'poll failed; will retry');
+      await this.finish(
+        row.id,
+        lease,
+        () => ({
+          patch: { next_check_at: this.clock.now() + wait },
+          events: [{ source: 'poll', kind: 'poll_failed', detail: { error: adcpError ?? { code: errorKind(err), message: describeError(err) }, retry_in_ms: wait } }],
+          value: null,
+        }),
+        false,
+      );
       return;
     }
     this.metrics.poll(agent.name, 'ok');
@@ -273,11 +349,13 @@ export class OperationService {
     return row;
   }
 
-  private async onSendFailure(row: OperationRow, lease: Lease, agentName: string, err: unknown): Promise<void> {
+  private async onSendFailure(row: OperationRow, lease: Lease, agentName: string, err: unknown, countCall = true): Promise<void> {
     const transport = err instanceof AdcpTransportError ? err : undefined;
     const adcpError = transport?.adcpError;
-    this.metrics.agentCall(agentName, row.type, 'transport_error');
-    this.metrics.agentError(agentName, adcpError?.code ?? transport?.kind ?? 'exception');
+    if (countCall) {
+      this.metrics.agentCall(agentName, row.type, 'transport_error');
+      this.metrics.agentError(agentName, adcpError?.code ?? errorKind(err));
+    }
     if (isRetryableSendFailure(transport)) {
       // Ambiguous or refused before dispatch: resend later with the same key and bytes.
       const wait = retryDelayMs(row.attempt, adcpError?.retryAfterSeconds, this.clock.random);
@@ -287,37 +365,45 @@ export class OperationService {
         lease,
         () => ({
           patch: { next_check_at: this.clock.now() + wait, check_kind: 'send' },
-          events: [{ source: 'call', kind: 'send_failed', detail: { error: adcpError ?? { code: transport?.kind ?? 'exception', message: describeError(err) }, retry_in_ms: wait } }],
+          events: [{ source: 'call', kind: 'send_failed', detail: { error: adcpError ?? { code: errorKind(err), message: describeError(err) }, retry_in_ms: wait } }],
           value: null,
         }),
         false,
       );
       return;
     }
-    await this.finishWithError(row, lease, 'failed', adcpError ?? { code: 'TRANSPORT_ERROR', message: describeError(err) }, 'call');
+    // Correctable and terminal errors are never retried automatically: a person fixes the request.
+    const error: AdcpError = adcpError ?? { code: 'TRANSPORT_ERROR', message: describeError(err) };
+    await this.observe(row.id, lease, { status: 'failed', source: 'call', error, message: error.message });
   }
 
-  private async finishWithError(row: OperationRow, lease: Lease, status: 'failed', error: AdcpError, source: 'call'): Promise<void> {
-    await this.observe(row.id, lease, { status, source, error, message: error.message });
-  }
-
-  /** Ends claimed work that cannot make progress: `unknown` and stalled, never a made-up seller failure. */
+  /**
+   * Claimed work that keeps failing (the retry budget is spent, or a poison row): escalate.
+   * A send whose fate is unknown becomes `unknown`, never a made-up seller failure; either way
+   * the operation is stalled, people are told, and it is retried at the slow stalled pace.
+   */
   private async giveUp(row: OperationRow, reason: string): Promise<void> {
-    const lease = leaseOf(row);
     const now = this.clock.now();
-    await this.finish(row.id, lease, (current) => ({
-      patch: {
-        status: isTerminal(current.status as OperationStatus) ? current.status : 'unknown',
-        stalled: 1,
-        stalled_reason: reason,
-        // Keep reconciling, slowly: a person decides when to stop.
-        next_check_at: current.task_id ? now + this.options.pollIntervalMs * 10 : null,
-        check_kind: current.task_id ? 'poll' : null,
-        attempt: 0,
-      },
-      events: [{ source: 'timer', kind: 'stalled', from: current.status, to: 'unknown', detail: { reason } }],
-      value: null,
-    }));
+    await this.finish(row.id, leaseOf(row), (current) => {
+      const sending = current.check_kind === 'send';
+      const status = sending && !isTerminal(current.status as OperationStatus) ? 'unknown' : current.status;
+      const events: NewEvent[] = [];
+      if (status !== current.status) events.push({ source: 'timer', kind: 'transition', from: current.status, to: status, detail: { reason } });
+      if (!current.stalled) events.push({ source: 'timer', kind: 'stalled', from: current.status, to: status, detail: { reason } });
+      const retryIn = Math.min(this.options.pollIntervalMs * STALLED_SLOWDOWN, 3_600_000);
+      return {
+        patch: {
+          status,
+          ...(status !== current.status ? { status_since: now } : {}),
+          stalled: 1,
+          stalled_reason: reason,
+          next_check_at: now + retryIn + Math.round(retryIn * 0.2 * this.clock.random()),
+          attempt: 0,
+        },
+        events,
+        value: null,
+      };
+    });
   }
 
   private async finish(
@@ -409,6 +495,13 @@ function requestFingerprint(params: Record<string, unknown>): string {
   return JSON.stringify(rest);
 }
 
+/** Failures that say the agent itself is unwell (they count toward opening its breaker). */
+export function isAgentFailure(err: unknown): boolean {
+  if (!(err instanceof AdcpTransportError)) return false;
+  if (err.kind === 'network' || err.kind === 'timeout') return true;
+  return err.kind === 'http' && (err.httpStatus === undefined || err.httpStatus >= 500);
+}
+
 function isRetryableSendFailure(err: AdcpTransportError | undefined): boolean {
   if (!err) return true; // an unexpected exception: we cannot know the send did not leave
   if (err.adcpError?.recovery) return err.adcpError.recovery === 'transient';
@@ -427,6 +520,10 @@ function releasedLease(resetAttempts = true) {
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function errorKind(err: unknown): string {
+  return err instanceof AdcpTransportError ? err.kind : 'exception';
 }
 
 function describeError(err: unknown): string {

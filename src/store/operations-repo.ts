@@ -12,7 +12,9 @@ import type { Db } from './db.js';
 import type { OperationsTable } from './schema.js';
 import { inWriteTransaction, type Tx } from './tx.js';
 
-export type OperationRow = Selectable<OperationsTable>;
+/** Columns added after the first schema are optional here, so code that builds rows need not know them all. */
+type LaterColumns = 'status_since' | 'reminded_at';
+export type OperationRow = Omit<Selectable<OperationsTable>, LaterColumns> & Partial<Pick<Selectable<OperationsTable>, LaterColumns>>;
 export type OperationPatch = Partial<Omit<OperationRow, 'id' | 'tenant_id' | 'agent_id' | 'created_at'>>;
 
 export interface NewEvent {

@@ -68,6 +68,10 @@ export interface OperationsTable {
   webhook_secret_enc: string | null;
   /** The newest sender `timestamp` applied, to drop stale out-of-order reports. */
   last_observed_at: number | null;
+  /** When the current status began (for per-status timeouts and durations). */
+  status_since?: number | null;
+  /** When a person was last reminded of an input-required wait. */
+  reminded_at?: number | null;
   created_at: number;
   updated_at: number;
   completed_at: number | null;

@@ -69,6 +69,8 @@ async function up(db: Kysely<any>, dialect: DialectName): Promise<void> {
     .addColumn('webhook_token', 'text', (c) => c.unique())
     .addColumn('webhook_secret_enc', 'text')
     .addColumn('last_observed_at', 'bigint')
+    .addColumn('status_since', 'bigint')
+    .addColumn('reminded_at', 'bigint')
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .addColumn('completed_at', 'bigint')

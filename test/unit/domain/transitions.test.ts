@@ -6,7 +6,7 @@ import { ADCP_TASK_STATUSES, canTransition, isTerminal, OPERATION_STATUSES, TRAN
 import { planObservation, type TaskObservation } from '../../../src/engine/observation-plan.js';
 import type { OperationRow } from '../../../src/store/index.js';
 
-const timing = { pollIntervalMs: 1000, backupPollAfterMs: 5000, workingTimeoutMs: 3000, maxPolls: 100 };
+const timing = { pollIntervalMs: 1000, backupPollAfterMs: 5000, workingTimeoutMs: 3000, maxPolls: 100, inputReminderMs: 300_000 };
 
 function baseRow(status: OperationStatus): OperationRow {
   return {
