@@ -22,6 +22,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { fmt, log, machineLine, nextMessage, printResults, send, spawnTs, tempDir, type ResultRow } from './lib/common.js';
 import type { LoadJob, LoadResult } from './lib/loadgen.js';
 import { addAgent, opId, seedOperations, startBenchApp } from './lib/orchestrator.js';
+import { enableSqlTiming, resetSqlTiming, sqlTimingReport } from './lib/sql-timing.js';
 import { envelope, hmacHeaders, mintRfc9421Identity, plan, rfc9421Headers, ROUNDS, type SeededOp } from './lib/webhooks.js';
 
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '15' }, ops: { type: 'string', default: '16000' } } });
@@ -30,6 +31,8 @@ const OPS = Number(values.ops);
 const LOAD = { connections: 32, pipelining: 2, inFlight: 64 };
 
 log(`machine: ${machineLine()}`);
+const SQL_TIMING = process.env.BENCH_SQL_TIMING === '1';
+if (SQL_TIMING) enableSqlTiming();
 const dir = tempDir();
 const bench = await startBenchApp({ dbPath: join(dir, 'orchestrator.db') });
 const origin = bench.url;
@@ -76,11 +79,13 @@ function writeRequests(name: string, ops: SeededOp[], mode: 'hmac' | 'rfc9421'):
 
 const loadgen = spawnTs('bench/lib/loadgen.ts');
 async function load(job: Omit<LoadJob, 'cmd' | 'connections' | 'pipelining' | 'inFlight'>): Promise<LoadResult> {
+  if (SQL_TIMING) resetSqlTiming();
   const reply = nextMessage(loadgen, (m) => 'result' in m || 'error' in m, (job.durationMs + 120_000));
   send(loadgen, { cmd: 'run', ...LOAD, ...job });
   const m = await reply;
   if (m.error) throw new Error(m.error);
   const r = m.result as LoadResult;
+  if (SQL_TIMING) log(`${r.label}, ${r.ok} deliveries:\n${sqlTimingReport(8)}`);
   log(`${r.label}: ${fmt(r.perSecond)}/s ok, sent ${r.sent}, statuses ${JSON.stringify(r.statuses)}, errors ${r.errors}, p50 ${r.p50ms.toFixed(1)} ms, p99 ${r.p99ms.toFixed(1)} ms${r.firstErrorBody ? `, first non-2xx: ${r.firstErrorBody}` : ''}`);
   return r;
 }
