@@ -134,6 +134,7 @@ export function seedOperations(dbPath: string, spec: SeedSpec): { ids: string[];
     return s;
   };
   const ids: string[] = [];
+  const seedRun = randomUUID();
   const insertRange = db.transaction((from: number, to: number) => {
     for (let start = from; start < to; start += chunk) {
       const k = Math.min(chunk, to - start);
@@ -142,7 +143,8 @@ export function seedOperations(dbPath: string, spec: SeedSpec): { ids: string[];
       for (let i = start; i < start + k; i++) {
         const id = opId(prefix, i);
         ids.push(id);
-        const key = randomUUID();
+        // Sequential keys keep the unique (agent_id, idempotency_key) index an append (fast bulk seeding).
+        const key = `${id}-${seedRun}`;
         const created = now - 60_000;
         const row: OperationRow = {
           id,
