@@ -51,11 +51,16 @@ export class AgentBreakers {
     return this.entry(agentId, agentName).policy.execute(fn);
   }
 
-  /** When an open breaker will let a probe through, or null when calls may go now. */
-  retryAt(agentId: string): number | null {
+  /**
+   * When an open breaker will let a probe through, or null when a call may go now.
+   * cockatiel moves to half-open lazily, on the first call after the delay, so past
+   * that moment we must let a call reach `execute` for the probe to happen at all.
+   */
+  retryAt(agentId: string, now = Date.now()): number | null {
     const e = this.breakers.get(agentId);
     if (!e || e.policy.state !== CircuitState.Open) return null;
-    return e.openedAt + this.opts.halfOpenAfterMs;
+    const probeAt = e.openedAt + this.opts.halfOpenAfterMs;
+    return now >= probeAt ? null : probeAt;
   }
 
   state(agentId: string): CircuitState {

@@ -180,7 +180,7 @@ export class OperationService {
       await this.giveUp(row, `no progress after ${row.attempt - 1} attempts`);
       return;
     }
-    const openUntil = this.breakers.retryAt(row.agent_id);
+    const openUntil = this.breakers.retryAt(row.agent_id, now);
     if (openUntil !== null) {
       await this.waitForBreaker(row, openUntil);
       return;
@@ -261,7 +261,7 @@ export class OperationService {
       );
     } catch (err) {
       if (err instanceof BrokenCircuitError) {
-        await this.waitForBreaker(marked.row, this.breakers.retryAt(agent.id) ?? this.clock.now() + 1000);
+        await this.waitForBreaker(marked.row, this.breakers.retryAt(agent.id, this.clock.now()) ?? this.clock.now() + 1000);
         return;
       }
       await this.onSendFailure(marked.row, lease, agent.name, err);
@@ -293,7 +293,7 @@ export class OperationService {
       );
     } catch (err) {
       if (err instanceof BrokenCircuitError) {
-        await this.waitForBreaker(row, this.breakers.retryAt(agent.id) ?? this.clock.now() + 1000);
+        await this.waitForBreaker(row, this.breakers.retryAt(agent.id, this.clock.now()) ?? this.clock.now() + 1000);
         return;
       }
       this.metrics.poll(agent.name, 'error');
