@@ -56,6 +56,13 @@ export const ConfigSchema = z.object({
   ADCP_ORCH_BREAKER_THRESHOLD: z.coerce.number().int().min(1).default(5),
   /** How long an open breaker waits before letting one probe through (half-open). */
   ADCP_ORCH_BREAKER_HALF_OPEN_MS: intMs(30_000),
+  /**
+   * How long sellers keep idempotency replays (AdCP recommends 24 h). An ambiguous send older
+   * than this is not resent blindly: a resend could buy twice, so it is escalated instead.
+   */
+  ADCP_ORCH_REPLAY_WINDOW_MS: intMs(86_400_000),
+  /** After a start, the scheduler ramps up over this long, with jitter, instead of firing all overdue work at once. */
+  ADCP_ORCH_WARMUP_MS: intMs(5_000),
   /** A person is reminded when input-required has waited this long. */
   ADCP_ORCH_INPUT_REMINDER_MS: intMs(300_000),
   /** Overall deadlines per task type, JSON {"create_media_buy": 86400000, ...}, merged over the defaults. */

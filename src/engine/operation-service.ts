@@ -53,6 +53,7 @@ export interface EngineOptions extends TimingPolicy {
   instanceId: string;
   /** Per task type overrides of the overall deadline (key `default` for all others). */
   deadlinesMs: Record<string, number>;
+  replayWindowMs: number;
 }
 
 const IDEMPOTENCY_KEY_RE = /^[A-Za-z0-9_.:-]{16,255}$/;
@@ -227,6 +228,11 @@ export class OperationService {
     const lease = leaseOf(row);
     const now = this.clock.now();
     const before = row.status;
+    if (before !== 'requested' && requiresIdempotencyKey(row.type) && now - row.created_at > this.options.replayWindowMs) {
+      // The seller may no longer remember this key: a resend could execute twice.
+      await this.giveUp(row, 'ambiguous send older than the seller\'s idempotency replay window; check the seller (get_media_buys) before resending');
+      return;
+    }
     const marked = await this.commit(
       row.id,
       lease,
@@ -391,13 +397,19 @@ export class OperationService {
       if (status !== current.status) events.push({ source: 'timer', kind: 'transition', from: current.status, to: status, detail: { reason } });
       if (!current.stalled) events.push({ source: 'timer', kind: 'stalled', from: current.status, to: status, detail: { reason } });
       const retryIn = Math.min(this.options.pollIntervalMs * STALLED_SLOWDOWN, 3_600_000);
+      // Past the replay window a resend is never safe: keep polling if there is a task, else wait for a person.
+      const pastReplayWindow = sending && now - current.created_at > this.options.replayWindowMs;
+      const timer = pastReplayWindow && !current.task_id ? { next_check_at: null, check_kind: null } : {
+        next_check_at: now + retryIn + Math.round(retryIn * 0.2 * this.clock.random()),
+        ...(pastReplayWindow ? { check_kind: 'poll' } : {}),
+      };
       return {
         patch: {
           status,
           ...(status !== current.status ? { status_since: now } : {}),
           stalled: 1,
           stalled_reason: reason,
-          next_check_at: now + retryIn + Math.round(retryIn * 0.2 * this.clock.random()),
+          ...timer,
           attempt: 0,
         },
         events,

@@ -15,6 +15,12 @@ export interface SchedulerOptions {
   concurrency: number;
   /** Longest sleep when nothing is due (also the fallback when a wake-up is missed). */
   tickMs: number;
+  /**
+   * After a start (often a restart with a backlog of overdue timers) concurrency ramps
+   * up over this long and each dispatch gets a little jitter, so the backlog reaches the
+   * sellers as a rising stream, not a burst. 0 turns it off.
+   */
+  warmupMs?: number;
 }
 
 export class Scheduler {
@@ -33,9 +39,12 @@ export class Scheduler {
     private readonly options: SchedulerOptions,
   ) {}
 
+  private startedAt = 0;
+
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.startedAt = this.clock.now();
     this.loopDone = this.loop();
   }
 
@@ -62,7 +71,7 @@ export class Scheduler {
       }
       if (!this.running) break;
       // A full page means more may be due: go again at once (after yielding).
-      if (claimed > 0 && this.inFlight < this.options.concurrency) {
+      if (claimed > 0 && this.inFlight < this.allowedConcurrency()) {
         await new Promise((r) => setImmediate(r));
         continue;
       }
@@ -70,8 +79,17 @@ export class Scheduler {
     }
   }
 
+  /** Concurrency allowed now: a tenth at start, all of it once the warm-up is over. */
+  private allowedConcurrency(): number {
+    const warmup = this.options.warmupMs ?? 0;
+    const elapsed = this.clock.now() - this.startedAt;
+    if (warmup <= 0 || elapsed >= warmup) return this.options.concurrency;
+    const share = 0.1 + 0.9 * (elapsed / warmup);
+    return Math.max(1, Math.ceil(this.options.concurrency * share));
+  }
+
   private async claimAndDispatch(): Promise<number> {
-    const room = this.options.concurrency - this.inFlight;
+    const room = this.allowedConcurrency() - this.inFlight;
     if (room <= 0) return 0;
     const rows = await this.store.operations.claimDue(this.options.instanceId, this.clock.now(), this.options.leaseMs, room);
     for (const row of rows) this.dispatch(row);
@@ -80,7 +98,10 @@ export class Scheduler {
 
   private dispatch(row: OperationRow): void {
     this.inFlight++;
-    const task = this.run(row)
+    const warmingUp = this.clock.now() - this.startedAt < (this.options.warmupMs ?? 0);
+    const jitter = warmingUp ? Math.round(250 * this.clock.random()) : 0;
+    const task = (jitter > 0 ? new Promise((r) => setTimeout(r, jitter)) : Promise.resolve())
+      .then(() => this.run(row))
       .catch((err) => this.log.error({ err, operation_id: row.id }, 'scheduler: work failed; the lease will expire and it will be retried'))
       .finally(() => {
         this.inFlight--;
@@ -91,7 +112,7 @@ export class Scheduler {
   }
 
   private async sleepMs(): Promise<number> {
-    if (this.inFlight >= this.options.concurrency) return this.options.tickMs;
+    if (this.inFlight >= this.allowedConcurrency()) return Math.min(this.options.tickMs, 100);
     const next = await this.store.operations.nextDueAt(this.clock.now()).catch(() => null);
     if (next === null) return this.options.tickMs;
     return Math.max(0, Math.min(this.options.tickMs, next - this.clock.now()));

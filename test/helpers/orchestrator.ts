@@ -40,6 +40,7 @@ export async function startOrchestrator(
     ADCP_ORCH_SCHEDULER_TICK_MS: '100',
     ADCP_ORCH_CALL_TIMEOUT_MS: '5000',
     ADCP_ORCH_SYNC_WAIT_MS: '5000',
+    ADCP_ORCH_WARMUP_MS: '0',
     ...opts.env,
   });
   const app = await createApp({ config, logger: createLogger(config.LOG_LEVEL), clock: opts.clock });

@@ -89,6 +89,21 @@ describe('retries', () => {
   });
 });
 
+describe('ambiguous sends past the replay window', () => {
+  it('are not resent blindly: the operation becomes unknown and stalled for a person to check', async () => {
+    const { seller, orch, agentId } = await setUp({ flakyFailures: 50 }, { ADCP_ORCH_REPLAY_WINDOW_MS: '300' });
+    const op = await buy(orch, agentId, 'sandbox_flaky_500');
+    const stalled = await eventually(async () => {
+      const o = (await orch.api('GET', `/v1/operations/${op.id}`)).body;
+      return o.stalled ? o : undefined;
+    });
+    expect(stalled.status).toBe('unknown');
+    expect(stalled.stalled_reason).toMatch(/replay window/);
+    expect(stalled.next_check_at).toBeNull();
+    expect(seller.stats().createCallsByKey[stalled.idempotency_key]).toBe(1);
+  });
+});
+
 describe('circuit breaker', () => {
   it('opens after consecutive failures, makes work wait instead of failing, and closes after a good probe', async () => {
     const port = await freePort();
