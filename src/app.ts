@@ -13,7 +13,8 @@ import type { Config } from './config.js';
 import { ChangeBus } from './engine/change-bus.js';
 import { systemClock, type Clock } from './engine/clock.js';
 import { Metrics } from './engine/metrics.js';
-import { OperationService } from './engine/operation-service.js';
+import { isAgentFailure, OperationService } from './engine/operation-service.js';
+import { AgentBreakers } from './engine/breakers.js';
 import { Scheduler } from './engine/scheduler.js';
 import { resolveSecretKey } from './secret-key.js';
 import { openStore, type Store } from './store/index.js';
@@ -57,6 +58,10 @@ export async function createApp(opts: AppOptions): Promise<App> {
   const metrics = new Metrics(store);
   const bus = new ChangeBus();
   const adcp = opts.adcp ?? createAdcpClient();
+  const breakers = new AgentBreakers(
+    { threshold: config.ADCP_ORCH_BREAKER_THRESHOLD, halfOpenAfterMs: config.ADCP_ORCH_BREAKER_HALF_OPEN_MS, isFailure: isAgentFailure },
+    metrics.circuitState,
+  );
   const operations = new OperationService(store, adcp, secrets, bus, metrics, clock, logger, {
     pollIntervalMs: config.ADCP_ORCH_POLL_INTERVAL_MS,
     backupPollAfterMs: config.ADCP_ORCH_BACKUP_POLL_AFTER_MS,
@@ -65,14 +70,18 @@ export async function createApp(opts: AppOptions): Promise<App> {
     publicUrl: config.ADCP_ORCH_PUBLIC_URL,
     callTimeoutMs: config.ADCP_ORCH_CALL_TIMEOUT_MS,
     syncWaitMs: config.ADCP_ORCH_SYNC_WAIT_MS,
-    maxAttempts: 10,
+    maxAttempts: config.ADCP_ORCH_RETRY_ATTEMPTS,
+    inputReminderMs: config.ADCP_ORCH_INPUT_REMINDER_MS,
+    deadlinesMs: config.ADCP_ORCH_DEADLINES_MS,
+    replayWindowMs: config.ADCP_ORCH_REPLAY_WINDOW_MS,
     instanceId,
-  });
+  }, breakers);
   const scheduler = new Scheduler(store, (row) => operations.runClaimed(row), clock, logger, {
     instanceId,
     leaseMs: operations.leaseMs,
     concurrency: opts.concurrency ?? 64,
     tickMs: config.ADCP_ORCH_SCHEDULER_TICK_MS,
+    warmupMs: config.ADCP_ORCH_WARMUP_MS,
   });
   const receiver = new WebhookReceiver({
     store,
