@@ -16,6 +16,8 @@ import { Metrics } from './engine/metrics.js';
 import { isAgentFailure, OperationService } from './engine/operation-service.js';
 import { AgentBreakers } from './engine/breakers.js';
 import { Scheduler } from './engine/scheduler.js';
+import { createReconciliation } from './engine/reconcile-setup.js';
+import type { Reconciler } from './engine/reconciler.js';
 import { resolveSecretKey } from './secret-key.js';
 import { openStore, type Store } from './store/index.js';
 import { SecretBox } from './store/secret-box.js';
@@ -38,6 +40,7 @@ export interface App {
   api: FastifyInstance;
   operations: OperationService;
   scheduler: Scheduler;
+  reconciler: Reconciler;
   metrics: Metrics;
   bus: ChangeBus;
   secrets: SecretBox;
@@ -83,6 +86,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     tickMs: config.ADCP_ORCH_SCHEDULER_TICK_MS,
     warmupMs: config.ADCP_ORCH_WARMUP_MS,
   });
+  const reconciliation = createReconciliation({ store, adcp, secrets, bus, metrics, clock, logger, config, instanceId, timing: operations.options, wake: () => scheduler.wake() });
   const receiver = new WebhookReceiver({
     store,
     operations,
@@ -101,6 +105,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     metrics,
     logger,
     isReady: () => ready,
+    reconciler: reconciliation.reconciler,
     plugins: [webhookRoutes(receiver, config.ADCP_ORCH_PUBLIC_URL)],
   });
 
@@ -109,6 +114,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     api,
     operations,
     scheduler,
+    reconciler: reconciliation.reconciler,
     metrics,
     bus,
     secrets,
@@ -120,6 +126,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
       if (recovered > 0) logger.info({ applied: recovered }, 'applied webhook deliveries left by a previous run');
       await api.listen({ port: config.PORT, host: config.HOST });
       scheduler.start();
+      reconciliation.loop.start();
       stopMaintenance = startDeliveryMaintenance(store, receiver, logger);
       ready = true;
       const addr = api.server.address();
@@ -130,6 +137,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     async close() {
       ready = false;
       stopMaintenance?.();
+      await reconciliation.loop.stop();
       await scheduler.stop();
       await api.close();
       await adcp.close();

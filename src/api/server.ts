@@ -11,6 +11,8 @@ import { installErrorHandling } from './errors.js';
 import { agentRoutes } from './routes/agents.js';
 import { healthRoutes } from './routes/health.js';
 import { operationRoutes } from './routes/operations.js';
+import { reconcileRoutes } from './routes/reconcile.js';
+import type { Reconciler } from '../engine/reconciler.js';
 
 export interface ApiDeps {
   store: Store;
@@ -19,6 +21,8 @@ export interface ApiDeps {
   metrics: Metrics;
   logger: Logger;
   isReady: () => boolean;
+  /** Absent in route-level tests that build the API alone. */
+  reconciler?: Reconciler;
   /** Extra route groups (webhooks, events, UI) registered by their own modules. */
   plugins?: Array<(app: FastifyInstance) => void | Promise<void>>;
 }
@@ -46,6 +50,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
 
   agentRoutes(app, deps);
   operationRoutes(app, deps);
+  if (deps.reconciler) reconcileRoutes(app, { store: deps.store, reconciler: deps.reconciler });
   healthRoutes(app, deps);
   for (const plugin of deps.plugins ?? []) await plugin(app);
   return app;

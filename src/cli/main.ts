@@ -7,6 +7,7 @@ import { registerAgentCommands } from './commands/agents.js';
 import { registerKeysCommand } from './commands/keys.js';
 import { registerMigrateCommand } from './commands/migrate.js';
 import { registerOpsCommands } from './commands/ops.js';
+import { registerReconcileCommand } from './commands/reconcile.js';
 import { registerServeCommand } from './commands/serve.js';
 
 const program = new Command()
@@ -19,6 +20,7 @@ registerMigrateCommand(program);
 registerKeysCommand(program);
 registerAgentCommands(program);
 registerOpsCommands(program);
+registerReconcileCommand(program);
 
 program.parseAsync(process.argv).catch((err) => {
   process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -1,0 +1,66 @@
+/**
+ * Adopting a task the seller has and we do not (an "orphan on the server",
+ * PROTOCOL.md §6 step 4): we never sent it, or its reply was lost, so we build
+ * the operation from the listing alone and give it a timer, after which the
+ * engine tracks it like any other.
+ */
+import { randomUUID } from 'node:crypto';
+import type { ListedTask } from '../adcp/types.js';
+import { NEEDS_INPUT_STATUSES } from '../domain/status.js';
+import { deadlineFor } from '../domain/timing.js';
+import type { AgentRow, OperationRow } from '../store/index.js';
+import type { NewEvent } from '../store/operations-repo.js';
+import { nextCheckFor, type TimingPolicy } from './observation-plan.js';
+
+export function adoptedOperation(
+  agent: AgentRow,
+  task: ListedTask,
+  timing: TimingPolicy,
+  now: number,
+  random: () => number,
+): { row: OperationRow; event: NewEvent } {
+  // No webhook was registered for a task we did not send: it is polled.
+  const timer = nextCheckFor(task.status, { webhook_mode: 'none', poll_count: 0 }, timing, now, random, 'reconcile');
+  const row: OperationRow = {
+    id: randomUUID(),
+    tenant_id: agent.tenant_id,
+    agent_id: agent.id,
+    type: task.taskType,
+    status: task.status,
+    task_id: task.taskId,
+    context_id: null,
+    // Never sent by us, so never resent: the key only keeps the (agent, key) uniqueness.
+    idempotency_key: randomUUID(),
+    request_body: '{}',
+    result: null,
+    error: null,
+    needs_input: NEEDS_INPUT_STATUSES.has(task.status) ? 1 : 0,
+    input_message: null,
+    stalled: 0,
+    stalled_reason: null,
+    deadline_at: deadlineFor(task.taskType, now),
+    next_check_at: timer.next_check_at,
+    check_kind: timer.check_kind,
+    poll_count: 0,
+    attempt: 0,
+    lease_owner: null,
+    lease_until: null,
+    lease_epoch: 0,
+    webhook_mode: 'none',
+    webhook_token: null,
+    webhook_secret_enc: null,
+    last_observed_at: null,
+    created_at: now,
+    updated_at: now,
+    completed_at: null,
+    parent_id: null,
+  };
+  const event: NewEvent = {
+    source: 'reconcile',
+    kind: 'adopted',
+    to: task.status,
+    at: now,
+    detail: { task_id: task.taskId, task_type: task.taskType, seller_created_at: task.createdAt },
+  };
+  return { row, event };
+}

@@ -1,0 +1,240 @@
+/**
+ * Reconciliation with a seller (PROTOCOL.md §6, steps 4–5): list every page of
+ * the seller's pending tasks; adopt those we do not know; poll at once our
+ * pending operations the seller no longer lists (they have most likely ended).
+ * Every run leaves a stored report, logged at info.
+ */
+import type { Logger } from 'pino';
+import type { AdcpClient, ListedTask } from '../adcp/types.js';
+import { isTerminal, type AdcpTaskStatus } from '../domain/status.js';
+import type { AgentRow, Store } from '../store/index.js';
+import { isUniqueViolation } from '../store/db.js';
+import { PENDING_TASK_STATUSES } from '../store/reconcile-repo.js';
+import type { SecretBox } from '../store/secret-box.js';
+import { adoptedOperation } from './adopt.js';
+import { endpointFor } from './agent-endpoints.js';
+import type { ChangeBus } from './change-bus.js';
+import type { Clock } from './clock.js';
+import { EngineError } from './errors.js';
+import type { Metrics } from './metrics.js';
+import type { TimingPolicy } from './observation-plan.js';
+
+export interface ReconcileReport {
+  agent_id: string;
+  /** Seller task ids we had no operation for, now adopted. */
+  orphaned_on_server: string[];
+  /** Our pending operation ids whose task the seller no longer lists as pending. */
+  missing_from_server: string[];
+  total_pending_server: number;
+  total_pending_local: number;
+  started_at: string;
+  finished_at: string;
+  /** Orphans left for the next run because a call of that type is in flight (its reply may bind them). */
+  deferred_orphans: string[];
+}
+
+export interface ReconcileFailure {
+  agent_id: string;
+  error: { code: string; message: string };
+  started_at: string;
+  finished_at: string;
+}
+
+export type ReconcileOutcome = ReconcileReport | ReconcileFailure;
+
+export interface ReconcilerOptions {
+  timing: TimingPolicy;
+  /** max_results asked of the seller per page (1–100). */
+  pageSize: number;
+  /** Our own operations read per page when looking for the missing ones. */
+  localPageSize: number;
+  callTimeoutMs: number;
+  /** A listed task this young may be the reply of a call still in flight. */
+  adoptGraceMs: number;
+  /** A stalled operation the engine touched more recently than this is left to the engine's slower cadence. */
+  stalledQuietMs: number;
+  /** Safety stop for a seller whose cursor never ends. */
+  maxPages: number;
+}
+
+export class Reconciler {
+  constructor(
+    private readonly store: Store,
+    private readonly adcp: AdcpClient,
+    private readonly secrets: SecretBox,
+    private readonly bus: ChangeBus,
+    private readonly metrics: Metrics,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    readonly options: ReconcilerOptions,
+    /** Called when timers were set due now (wakes the scheduler instead of waiting for its tick). */
+    private readonly onDue: () => void = () => undefined,
+  ) {}
+
+  /** Every seller agent (of one tenant, or of all); one agent failing does not stop the others. */
+  async reconcileAll(tenantId?: string): Promise<ReconcileOutcome[]> {
+    const agents = tenantId ? await this.store.agents.list(tenantId) : await this.store.agents.listAll('seller');
+    const out: ReconcileOutcome[] = [];
+    for (const agent of agents) {
+      if (agent.role !== 'seller') continue;
+      out.push(await this.reconcileAgent(agent));
+    }
+    return out;
+  }
+
+  async reconcileAgent(agent: AgentRow): Promise<ReconcileOutcome> {
+    const startedAt = this.clock.now();
+    const reportId = await this.store.reconcile.start(agent.tenant_id, agent.id, startedAt);
+    try {
+      const report = await this.run(agent, startedAt);
+      await this.store.reconcile.finish(reportId, this.clock.now(), { report });
+      this.log.info({ reconcile: report }, 'reconciled with seller');
+      return report;
+    } catch (err) {
+      const finishedAt = this.clock.now();
+      const error = errorOf(err);
+      await this.store.reconcile.finish(reportId, finishedAt, { error });
+      this.log.warn({ agent_id: agent.id, error }, 'reconciliation with seller failed');
+      return { agent_id: agent.id, error, started_at: iso(startedAt), finished_at: iso(finishedAt) };
+    }
+  }
+
+  private async run(agent: AgentRow, startedAt: number): Promise<ReconcileReport> {
+    const serverPending = new Set<string>();
+    const orphaned: string[] = [];
+    const deferred: string[] = [];
+    await this.listAll(agent, async (tasks) => {
+      const pending = tasks.filter((t) => !isTerminal(t.status) && !serverPending.has(t.taskId));
+      for (const t of pending) serverPending.add(t.taskId);
+      const known = await this.store.reconcile.knownTaskIds(
+        agent.id,
+        pending.map((t) => t.taskId),
+      );
+      for (const task of pending) {
+        if (known.has(task.taskId)) continue;
+        if (await this.mayBeInFlightReply(agent, task, startedAt)) deferred.push(task.taskId);
+        else if (await this.adopt(agent, task)) orphaned.push(task.taskId);
+      }
+    });
+    // Only a complete listing can tell what is missing: listAll throws before we get here otherwise.
+    const { missing, totalLocal } = await this.pollMissing(agent, serverPending, startedAt);
+    if (orphaned.length > 0 || missing.length > 0) this.onDue();
+    return {
+      agent_id: agent.id,
+      orphaned_on_server: orphaned,
+      missing_from_server: missing,
+      total_pending_server: serverPending.size,
+      total_pending_local: totalLocal,
+      started_at: iso(startedAt),
+      finished_at: iso(this.clock.now()),
+      deferred_orphans: deferred,
+    };
+  }
+
+  /** Every page of the seller's pending tasks, handed to `onPage` as it arrives. */
+  private async listAll(agent: AgentRow, onPage: (tasks: ListedTask[]) => Promise<void>): Promise<void> {
+    const endpoint = endpointFor(agent, this.secrets);
+    const seenCursors = new Set<string>();
+    let cursor: string | undefined;
+    for (let page = 0; ; page++) {
+      if (page >= this.options.maxPages) {
+        throw new EngineError('listing_too_long', `the seller's task list did not end after ${page} pages`, 502);
+      }
+      const res = await this.adcp.listTasks(
+        endpoint,
+        { statuses: [...PENDING_TASK_STATUSES] as AdcpTaskStatus[], cursor, maxResults: this.options.pageSize },
+        { timeoutMs: this.options.callTimeoutMs },
+      );
+      await onPage(res.tasks);
+      if (!res.hasMore || !res.cursor) return;
+      // A cursor seen before would loop forever.
+      if (seenCursors.has(res.cursor)) throw new EngineError('listing_cursor_loop', 'the seller repeated a pagination cursor', 502);
+      seenCursors.add(res.cursor);
+      cursor = res.cursor;
+    }
+  }
+
+  /**
+   * A task the seller created moments ago while one of our calls of that type is
+   * still waiting for its reply is probably that call's task: adopting it would take
+   * the task id the reply is about to bind. The next run decides.
+   */
+  private async mayBeInFlightReply(agent: AgentRow, task: ListedTask, startedAt: number): Promise<boolean> {
+    const created = task.createdAt ? Date.parse(task.createdAt) : NaN;
+    const young = Number.isNaN(created) || startedAt - created < this.options.adoptGraceMs;
+    return young && (await this.store.reconcile.hasCallInFlight(agent.id, task.taskType));
+  }
+
+  /** True when adopted; false when someone bound or adopted the task meanwhile. */
+  private async adopt(agent: AgentRow, task: ListedTask): Promise<boolean> {
+    const { row, event } = adoptedOperation(agent, task, this.options.timing, this.clock.now(), this.clock.random);
+    try {
+      const events = await this.store.operations.insert(row, event);
+      this.bus.publish({ operation: row, events });
+      this.metrics.transition(row.type, 'none', row.status, 'reconcile');
+      return true;
+    } catch (err) {
+      if (isUniqueViolation(err)) return false;
+      throw err;
+    }
+  }
+
+  /**
+   * Pages through our pending operations of this agent (never all at once) and sets
+   * the timer of each one the seller no longer lists due now, so it is polled at once.
+   */
+  private async pollMissing(agent: AgentRow, serverPending: Set<string>, startedAt: number): Promise<{ missing: string[]; totalLocal: number }> {
+    const missing: string[] = [];
+    let totalLocal = 0;
+    let afterId: string | undefined;
+    for (;;) {
+      const page = await this.store.reconcile.pendingWithTaskPage(agent.id, startedAt, afterId, this.options.localPageSize);
+      if (page.length === 0) break;
+      afterId = page[page.length - 1]!.id;
+      totalLocal += page.length;
+      for (const op of page) {
+        if (serverPending.has(op.task_id)) continue;
+        missing.push(op.id);
+        await this.pollNow(op.id, op.task_id);
+      }
+      if (page.length < this.options.localPageSize) break;
+    }
+    return { missing, totalLocal };
+  }
+
+  private async pollNow(operationId: string, taskId: string): Promise<void> {
+    const now = this.clock.now();
+    const result = await this.store.operations.mutate(
+      operationId,
+      null,
+      (row) => {
+        const stillPending = row.task_id === taskId && (PENDING_TASK_STATUSES as readonly string[]).includes(row.status);
+        // Leased: a worker is on it right now, and its write will set the next timer.
+        const leased = row.lease_until !== null && row.lease_until > now;
+        // Stalled operations are checked at the engine's slower cadence; do not speed them back up
+        // unless the engine has left them alone for a long while.
+        const engineIsOnIt = row.stalled === 1 && now - row.updated_at < this.options.stalledQuietMs;
+        const alreadyDue = row.next_check_at !== null && row.next_check_at <= now;
+        if (!stillPending || leased || engineIsOnIt || alreadyDue) return { value: null };
+        return {
+          patch: { next_check_at: now, check_kind: 'poll' },
+          events: [{ source: 'reconcile', kind: 'missing_from_server', detail: { task_id: taskId } }],
+          value: null,
+        };
+      },
+      now,
+    );
+    if (result.outcome === 'applied') this.bus.publish({ operation: result.row, events: result.events });
+  }
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+function errorOf(err: unknown): { code: string; message: string } {
+  if (err instanceof EngineError) return { code: err.code, message: err.message };
+  const e = err as { name?: string; message?: string; adcpError?: { code?: string; message?: string } };
+  if (e?.adcpError?.code) return { code: e.adcpError.code, message: e.adcpError.message ?? e.message ?? '' };
+  return { code: e?.name === 'AdcpTransportError' ? 'SELLER_UNREACHABLE' : 'RECONCILE_FAILED', message: e?.message ?? String(err) };
+}
