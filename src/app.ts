@@ -25,6 +25,7 @@ import { AgentKeySources } from './webhooks/key-sources.js';
 import { WebhookReceiver } from './webhooks/receiver.js';
 import { applyPendingDeliveries, startDeliveryMaintenance } from './webhooks/recovery.js';
 import { webhookRoutes } from './webhooks/route.js';
+import { createLiveUpdates, type LiveUpdates } from './notify/live-updates.js';
 
 export interface AppOptions {
   config: Config;
@@ -45,6 +46,8 @@ export interface App {
   bus: ChangeBus;
   secrets: SecretBox;
   receiver: WebhookReceiver;
+  /** SSE feed and cross-instance NOTIFY. */
+  live: LiveUpdates;
   instanceId: string;
   /** Listens on the configured port; returns the base URL. */
   listen(): Promise<string>;
@@ -96,6 +99,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     log: logger,
     now: () => clock.now(),
   });
+  const live = createLiveUpdates({ store, bus, databaseUrl: config.ADCP_ORCH_DATABASE_URL, instanceId, logger, wakeScheduler: () => scheduler.wake() });
   let ready = false;
   let stopMaintenance: (() => void) | undefined;
   const api = await buildApi({
@@ -106,7 +110,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     logger,
     isReady: () => ready,
     reconciler: reconciliation.reconciler,
-    plugins: [webhookRoutes(receiver, config.ADCP_ORCH_PUBLIC_URL)],
+    plugins: [webhookRoutes(receiver, config.ADCP_ORCH_PUBLIC_URL), live.routes],
   });
 
   return {
@@ -119,8 +123,11 @@ export async function createApp(opts: AppOptions): Promise<App> {
     bus,
     secrets,
     receiver,
+    live,
     instanceId,
     async listen() {
+      // First, so changes made while starting up already reach other instances.
+      await live.start();
       // Deliveries stored by a process that died before applying them come first.
       const recovered = await applyPendingDeliveries(store, receiver, logger, clock.now(), 0);
       if (recovered > 0) logger.info({ applied: recovered }, 'applied webhook deliveries left by a previous run');
@@ -137,6 +144,8 @@ export async function createApp(opts: AppOptions): Promise<App> {
     async close() {
       ready = false;
       stopMaintenance?.();
+      // Open SSE streams would keep the HTTP server from closing.
+      await live.stop();
       await reconciliation.loop.stop();
       await scheduler.stop();
       await api.close();

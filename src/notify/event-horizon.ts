@@ -1,0 +1,138 @@
+/**
+ * The event horizon: the highest `operation_events.id` below which nothing new can
+ * still appear. Live readers only hand out events up to it, so a stream that has
+ * sent id N never later finds a smaller id it skipped.
+ *
+ * SQLite has one writer at a time (BEGIN IMMEDIATE) and AUTOINCREMENT rolls back
+ * with its transaction, so ids become visible in order: no horizon is needed.
+ *
+ * PostgreSQL hands out `bigserial` ids when rows are inserted, but transactions
+ * commit in any order: id 101 may be visible while 100 is still in flight (or was
+ * rolled back and never will be). A gap below a visible id belongs to a
+ * transaction that was running when we looked, because every writer of events
+ * locks or inserts its operation row (taking a transaction id) before it draws an
+ * event id. So: note the snapshot's in-progress transaction ids when a gap is
+ * seen; once all of them have ended, every id up to the highest one then visible
+ * is final. A transaction that never ends (an unrelated long one in the list)
+ * would stall live delivery, so after `maxGapWaitMs` the gap is passed anyway and
+ * logged; its events are still in the database for GET /v1/operations/:id.
+ */
+import { sql } from 'kysely';
+import type { Logger } from 'pino';
+import type { Db } from '../store/db.js';
+
+export interface EventHorizon {
+  /** Every event with id ≤ the answer that will ever exist is visible now. */
+  current(): Promise<number>;
+}
+
+/** SQLite: ids are visible in order, so everything visible is safe. */
+export const unboundedHorizon: EventHorizon = { current: async () => Number.MAX_SAFE_INTEGER };
+
+interface Pending {
+  /** Ids up to here are final once `xip` have all ended. */
+  upTo: number;
+  /** Transaction ids (xid8, as text) in progress when the gap was seen. */
+  xip: string[];
+  since: number;
+  /** The first look: nothing is known below `upTo` until it resolves. */
+  initial?: boolean;
+}
+
+const PAGE = 1000;
+
+export class PgEventHorizon implements EventHorizon {
+  /** All ids ≤ safe are final; -1 until the first look. */
+  private safe = -1;
+  private pending: Pending | undefined;
+  private inflight: Promise<number> | undefined;
+  private queued: Promise<number> | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly log: Logger,
+    private readonly maxGapWaitMs = 30_000,
+  ) {}
+
+  /**
+   * Coalesces callers: at most one look at the database runs, and a caller that
+   * arrives while one runs gets the next one (which starts after its arrival, so
+   * it sees every commit that woke the caller).
+   */
+  current(): Promise<number> {
+    if (!this.inflight) {
+      this.inflight = this.refresh().finally(() => (this.inflight = undefined));
+      return this.inflight;
+    }
+    this.queued ??= this.inflight
+      .catch(() => undefined)
+      .then(() => {
+        this.queued = undefined;
+        return this.current();
+      });
+    return this.queued;
+  }
+
+  private async refresh(): Promise<number> {
+    if (this.safe < 0) {
+      // First look: the current maximum is final once everything in flight now has ended.
+      const { rows } = await sql<{ max: number | null; snap: string }>`
+        SELECT (SELECT max(id) FROM operation_events) AS max, pg_current_snapshot()::text AS snap`.execute(this.db.kysely);
+      const max = Number(rows[0]?.max ?? 0);
+      this.safe = 0;
+      this.pending = { upTo: max, xip: xipOf(rows[0]!.snap), since: Date.now(), initial: true };
+    }
+    if (this.pending && (await this.pendingResolved(this.pending))) {
+      this.safe = Math.max(this.safe, this.pending.upTo);
+      this.pending = undefined;
+    }
+    // Walking up from 0 over a long history would be wasted: wait for the first look to settle.
+    if (this.pending?.initial) return this.safe;
+    // Walk forward over visible ids while they are contiguous; stop at the first gap.
+    for (;;) {
+      const { rows } = await sql<{ id: number }>`
+        SELECT id FROM operation_events WHERE id > ${this.safe} ORDER BY id LIMIT ${PAGE}`.execute(this.db.kysely);
+      let i = 0;
+      while (i < rows.length && Number(rows[i]!.id) === this.safe + 1) this.safe = Number(rows[i++]!.id);
+      if (i < rows.length) {
+        // A gap: remember who might still fill it (only the first gap matters; later
+        // looks re-check until it closes).
+        if (!this.pending || this.pending.upTo <= this.safe) {
+          const snap = await sql<{ snap: string }>`SELECT pg_current_snapshot()::text AS snap`.execute(this.db.kysely);
+          // Ids visible before this snapshot was taken are all ≤ the highest one we read.
+          this.pending = { upTo: Number(rows[rows.length - 1]!.id), xip: xipOf(snap.rows[0]!.snap), since: Date.now() };
+          if (await this.pendingResolved(this.pending)) {
+            this.safe = this.pending.upTo;
+            this.pending = undefined;
+            continue;
+          }
+        }
+        return this.safe;
+      }
+      if (rows.length < PAGE) return this.safe;
+    }
+  }
+
+  private async pendingResolved(p: Pending): Promise<boolean> {
+    if (p.xip.length === 0) return true;
+    const { rows } = await sql<{ running: number }>`
+      SELECT count(*)::int AS running FROM unnest(${p.xip}::xid8[]) AS x
+      WHERE pg_xact_status(x) = 'in progress'`.execute(this.db.kysely);
+    if (Number(rows[0]?.running ?? 0) === 0) return true;
+    if (Date.now() - p.since > this.maxGapWaitMs) {
+      this.log.warn({ up_to: p.upTo, waited_ms: Date.now() - p.since }, 'event horizon: passing a gap held by a long transaction; live streams may miss its events');
+      return true;
+    }
+    return false;
+  }
+}
+
+/** The in-progress list of a `pg_snapshot` text form `xmin:xmax:xip,xip,...`. */
+function xipOf(snapshot: string): string[] {
+  const list = snapshot.split(':')[2] ?? '';
+  return list ? list.split(',') : [];
+}
+
+export function eventHorizonFor(db: Db, log: Logger): EventHorizon {
+  return db.dialect === 'postgres' ? new PgEventHorizon(db, log) : unboundedHorizon;
+}

@@ -1,0 +1,75 @@
+/**
+ * Assembles live updates for one process: the SSE feed, woken by this process's
+ * ChangeBus and (on PostgreSQL) by NOTIFY from other instances, and the NOTIFY
+ * sender that tells the other instances about our changes. On SQLite there is
+ * one process, so the in-process bus is all it takes.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { ChangeBus } from '../engine/change-bus.js';
+import type { Store } from '../store/index.js';
+import { EventFeed } from './event-feed.js';
+import { eventHorizonFor } from './event-horizon.js';
+import { PgNotifier } from './pg-notify.js';
+import { eventsRoutes } from './sse.js';
+
+export interface LiveUpdatesOptions {
+  store: Store;
+  bus: ChangeBus;
+  databaseUrl: string;
+  instanceId: string;
+  logger: Logger;
+  /** Look for due work now (Scheduler.wake). */
+  wakeScheduler(): void;
+}
+
+export interface LiveUpdates {
+  feed: EventFeed;
+  notifier: PgNotifier | undefined;
+  /** Registers GET /v1/events. */
+  routes(app: FastifyInstance): void;
+  start(): Promise<void>;
+  /** Ends every SSE stream (so the HTTP server can close) and the LISTEN connection. */
+  stop(): Promise<void>;
+}
+
+export function createLiveUpdates(opts: LiveUpdatesOptions): LiveUpdates {
+  const { store, bus, logger } = opts;
+  const feed = new EventFeed(store, eventHorizonFor(store.db, logger), logger);
+  const notifier =
+    store.db.dialect === 'postgres'
+      ? new PgNotifier({
+          url: opts.databaseUrl,
+          db: store.db,
+          instanceId: opts.instanceId,
+          log: logger,
+          onRemote: (change) => {
+            feed.wake(change.tenantId);
+            if (change.due) opts.wakeScheduler();
+          },
+          onReconnect: () => {
+            feed.wakeAll();
+            opts.wakeScheduler();
+          },
+        })
+      : undefined;
+  const unsubscribe: Array<() => void> = [];
+  return {
+    feed,
+    notifier,
+    routes: eventsRoutes(store, feed),
+    async start() {
+      unsubscribe.push(bus.subscribe((change) => feed.wake(change.operation.tenant_id)));
+      if (notifier) {
+        unsubscribe.push(bus.subscribe((change) => notifier.publish(change)));
+        await notifier.start();
+      }
+      feed.start();
+    },
+    async stop() {
+      for (const u of unsubscribe.splice(0)) u();
+      feed.stop();
+      await notifier?.stop();
+    },
+  };
+}

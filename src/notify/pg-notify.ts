@@ -1,0 +1,169 @@
+/**
+ * Cross-instance wake-ups over PostgreSQL LISTEN/NOTIFY.
+ *
+ * After an operation change commits, this instance NOTIFYs a small payload
+ * (tenant, highest event id, whether work became due now). Every other instance
+ * LISTENs on a dedicated connection and wakes its SSE readers for that tenant
+ * and, when work is due, its scheduler. A notice carries no state: the database
+ * is read afterwards, and a lost notice (connection drop, restart) only delays
+ * things until the fallback polls. NOTIFY is delivered at commit and only to
+ * sessions listening then, so after reconnecting we wake everything once.
+ */
+import pg from 'pg';
+import { sql } from 'kysely';
+import type { Logger } from 'pino';
+import type { OperationChange } from '../engine/change-bus.js';
+import type { Db } from '../store/db.js';
+
+export const DEFAULT_CHANNEL = 'adcp_orch_events';
+
+export interface RemoteChange {
+  tenantId: string;
+  maxEventId: number;
+  /** Work became due now (a new operation, an answer to send): schedulers should look. */
+  due: boolean;
+}
+
+export interface PgNotifierOptions {
+  url: string;
+  db: Db;
+  instanceId: string;
+  log: Logger;
+  channel?: string;
+  onRemote(change: RemoteChange): void;
+  /** Notices may have been missed while disconnected. */
+  onReconnect(): void;
+}
+
+interface Wire {
+  /** sender instance, to ignore our own notices (the in-process bus already woke us) */
+  i: string;
+  t: string;
+  e: number;
+  d?: 1;
+}
+
+const MIN_BACKOFF_MS = 250;
+const MAX_BACKOFF_MS = 10_000;
+
+export class PgNotifier {
+  private client: pg.Client | undefined;
+  private stopped = false;
+  private everConnected = false;
+  private failures = 0;
+  private retryTimer: NodeJS.Timeout | undefined;
+  /** Changes since the last flush, per tenant: notices are coalesced per event-loop turn. */
+  private batch = new Map<string, { e: number; d: boolean }>();
+  private flushScheduled = false;
+  private readonly channel: string;
+
+  constructor(private readonly opts: PgNotifierOptions) {
+    this.channel = opts.channel ?? DEFAULT_CHANNEL;
+    // LISTEN takes an identifier, which cannot be a bind parameter.
+    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(this.channel)) throw new Error(`invalid NOTIFY channel name: ${this.channel}`);
+  }
+
+  /** Connects and LISTENs; a failure is logged and retried in the background (polling covers meanwhile). */
+  async start(): Promise<void> {
+    this.stopped = false;
+    await this.connect();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    const client = this.client;
+    this.client = undefined;
+    await client?.end().catch(() => undefined);
+  }
+
+  /** Called for every committed change on this instance (ChangeBus subscriber). */
+  publish(change: OperationChange): void {
+    if (this.stopped || change.events.length === 0) return;
+    const tenant = change.operation.tenant_id;
+    const maxId = Math.max(...change.events.map((e) => e.id));
+    const next = change.operation.next_check_at;
+    const due = change.events.some((e) => e.kind === 'created') || (next !== null && next <= Date.now());
+    const prev = this.batch.get(tenant);
+    this.batch.set(tenant, { e: Math.max(prev?.e ?? 0, maxId), d: (prev?.d ?? false) || due });
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => void this.flush());
+    }
+  }
+
+  private async flush(): Promise<void> {
+    this.flushScheduled = false;
+    const batch = this.batch;
+    this.batch = new Map();
+    for (const [tenant, { e, d }] of batch) {
+      const wire: Wire = { i: this.opts.instanceId, t: tenant, e, ...(d ? { d: 1 as const } : {}) };
+      try {
+        // Through the pool, not the LISTEN connection, so a reconnecting listener does not hold notices up.
+        await sql`SELECT pg_notify(${this.channel}, ${JSON.stringify(wire)})`.execute(this.opts.db.kysely);
+      } catch (err) {
+        if (!this.stopped) this.opts.log.debug({ err }, 'pg-notify: NOTIFY failed; other instances catch up by polling');
+      }
+    }
+  }
+
+  private receive(payload: string | undefined): void {
+    let wire: Wire;
+    try {
+      wire = JSON.parse(payload ?? '');
+    } catch {
+      return;
+    }
+    if (!wire || typeof wire.t !== 'string' || wire.i === this.opts.instanceId) return;
+    this.opts.onRemote({ tenantId: wire.t, maxEventId: Number(wire.e) || 0, due: wire.d === 1 });
+  }
+
+  private async connect(): Promise<void> {
+    if (this.stopped) return;
+    const client = new pg.Client({ connectionString: this.opts.url });
+    let lost = false;
+    const onLost = (err?: unknown) => {
+      if (lost) return;
+      lost = true;
+      if (this.client === client) this.client = undefined;
+      client.end().catch(() => undefined);
+      if (!this.stopped) {
+        this.opts.log.warn({ err }, 'pg-notify: LISTEN connection lost; reconnecting');
+        this.scheduleReconnect();
+      }
+    };
+    client.on('notification', (msg) => {
+      if (msg.channel === this.channel) this.receive(msg.payload);
+    });
+    client.on('error', onLost);
+    client.on('end', () => onLost());
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${this.channel}`);
+    } catch (err) {
+      onLost(err);
+      return;
+    }
+    if (this.stopped) {
+      await client.end().catch(() => undefined);
+      return;
+    }
+    this.client = client;
+    this.failures = 0;
+    if (this.everConnected) this.opts.onReconnect();
+    this.everConnected = true;
+  }
+
+  private scheduleReconnect(): void {
+    clearTimeout(this.retryTimer);
+    const base = Math.min(MAX_BACKOFF_MS, MIN_BACKOFF_MS * 2 ** this.failures++);
+    const delay = base / 2 + Math.random() * (base / 2);
+    this.retryTimer = setTimeout(() => void this.connect(), delay);
+    this.retryTimer.unref();
+  }
+
+  /** For tests: whether the LISTEN connection is up. */
+  get listening(): boolean {
+    return this.client !== undefined;
+  }
+}
