@@ -1,0 +1,83 @@
+/**
+ * On PostgreSQL, event ids can become visible out of order (two transactions,
+ * the one with the smaller id commits last). The event horizon must hold live
+ * readers below a gap until the transaction that owns it has ended.
+ */
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/logger.js';
+import { PgEventHorizon } from '../../src/notify/event-horizon.js';
+import { openStore, type Store } from '../../src/store/index.js';
+import { postgresAdminUrl, tempPostgres, type TestDatabase } from '../helpers/databases.js';
+
+const suite = postgresAdminUrl ? describe : describe.skip;
+
+suite('PgEventHorizon', () => {
+  let database: TestDatabase;
+  let store: Store;
+  const clients: pg.Client[] = [];
+
+  beforeAll(async () => {
+    database = await tempPostgres();
+    store = await openStore(database.url);
+    await store.db.kysely.insertInto('tenants').values({ id: 't', name: 't', created_at: 0 }).execute();
+    await store.db.kysely.insertInto('agents').values({ id: 'a', tenant_id: 't', name: 'a', role: 'seller', url: 'http://x', protocol: 'mcp', created_at: 0 } as never).execute();
+  });
+  afterAll(async () => {
+    for (const c of clients) await c.end().catch(() => undefined);
+    await store?.close();
+    await database?.drop();
+  });
+
+  async function session(): Promise<pg.Client> {
+    const c = new pg.Client({ connectionString: database.url });
+    await c.connect();
+    clients.push(c);
+    return c;
+  }
+
+  /** An operation row, so events can reference it; in its own transaction like the engine's writers. */
+  async function newOperation(c: pg.Client): Promise<string> {
+    const id = randomUUID();
+    await c.query(
+      `INSERT INTO operations (id, tenant_id, agent_id, type, status, idempotency_key, request_body, needs_input, stalled, poll_count, attempt, lease_epoch, created_at, updated_at, check_kind)
+       VALUES ($1, 't', 'a', 'create_media_buy', 'requested', $1, '{}', 0, 0, 0, 0, 0, 0, 0, 'send')`,
+      [id],
+    );
+    return id;
+  }
+
+  const insertEvent = async (c: pg.Client, op: string) =>
+    Number((await c.query(`INSERT INTO operation_events (operation_id, tenant_id, at, source, kind) VALUES ($1, 't', 0, 'user', 'x') RETURNING id`, [op])).rows[0].id);
+
+  it('does not pass an id whose transaction is still running, and passes it once that commits or rolls back', async () => {
+    const horizon = new PgEventHorizon(store.db, createLogger('silent'));
+    const [a, b] = [await session(), await session()];
+    const opA = await newOperation(a);
+    const opB = await newOperation(b);
+    await horizon.current();
+
+    // A draws the smaller id but commits last.
+    await a.query('BEGIN');
+    await a.query('SELECT id FROM operations WHERE id = $1 FOR UPDATE', [opA]);
+    const idA = await insertEvent(a, opA);
+    await b.query('BEGIN');
+    const idB = await insertEvent(b, opB);
+    await b.query('COMMIT');
+    expect(idB).toBeGreaterThan(idA);
+    expect(await horizon.current()).toBe(idA - 1);
+
+    await a.query('COMMIT');
+    expect(await horizon.current()).toBe(idB);
+
+    // A rolled-back id leaves a permanent gap; it is passed once the rollback is done.
+    await a.query('BEGIN');
+    await a.query('SELECT id FROM operations WHERE id = $1 FOR UPDATE', [opA]);
+    const lost = await insertEvent(a, opA);
+    const after = await insertEvent(b, opB);
+    expect(await horizon.current()).toBe(lost - 1);
+    await a.query('ROLLBACK');
+    expect(await horizon.current()).toBe(after);
+  });
+});
