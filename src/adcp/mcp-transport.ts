@@ -41,6 +41,10 @@ function authHeaders(token: string | undefined): Record<string, string> {
 interface Session {
   client: Client;
   tools?: Promise<Set<string>>;
+  /** Calls still running on this session. */
+  inFlight: number;
+  /** Taken out of the cache after a failure: closed once its last call ends. */
+  retired: boolean;
 }
 
 export class McpTransport {
@@ -63,7 +67,7 @@ export class McpTransport {
           fetch: capturingFetch,
         });
         await client.connect(transport);
-        return { client };
+        return { client, inFlight: 0, retired: false };
       })();
       // A failed connect must not poison the cache for the next call.
       pending.catch(() => this.sessions.delete(key));
@@ -72,10 +76,20 @@ export class McpTransport {
     return pending;
   }
 
+  /**
+   * Stops handing out a session that may be broken. Closing it at once would cut every
+   * other call still running on it ("Connection closed") and turn healthy calls into
+   * ambiguous sends, so it is closed when its last call ends.
+   */
   private drop(agent: AgentEndpoint, session: Promise<Session>): void {
     const key = this.key(agent);
     if (this.sessions.get(key) === session) this.sessions.delete(key);
-    session.then((s) => s.client.close()).catch(() => {});
+    session
+      .then((s) => {
+        s.retired = true;
+        if (s.inFlight === 0) return s.client.close();
+      })
+      .catch(() => {});
   }
 
   /**
@@ -100,12 +114,18 @@ export class McpTransport {
       const pending = httpSlot.run(slot, () => this.session(agent));
       try {
         return await httpSlot.run(slot, async () => {
-          const { client } = await abortable(pending, signal);
-          // The MCP client's own timer is set past ours, so ours is the one that fires.
-          return client.request({ method: 'tools/call', params: { name, arguments: args } }, CallToolResultSchema, {
-            signal,
-            timeout: timeoutMs + 1_000,
-          });
+          const session = await abortable(pending, signal);
+          session.inFlight++;
+          try {
+            // The MCP client's own timer is set past ours, so ours is the one that fires.
+            return await session.client.request({ method: 'tools/call', params: { name, arguments: args } }, CallToolResultSchema, {
+              signal,
+              timeout: timeoutMs + 1_000,
+            });
+          } finally {
+            session.inFlight--;
+            if (session.retired && session.inFlight === 0) session.client.close().catch(() => {});
+          }
         });
       } catch (err) {
         if (slot.failure) onHttpFailure(slot.failure);

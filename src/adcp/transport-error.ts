@@ -61,6 +61,11 @@ export function toTransportError(err: unknown, ctx: FailureContext): AdcpTranspo
     const failure: HttpFailure = http ?? { status: (err as StreamableHTTPError).code ?? 0 };
     return new AdcpTransportError(`HTTP ${failure.status} from agent`, 'http', failure.status, httpFailureError(failure));
   }
+  // The MCP client reports its own transport closing as JSON-RPC -32000; that is no answer
+  // from the agent, so the send is ambiguous (a network failure), never a refusal.
+  if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) {
+    return new AdcpTransportError(`connection closed before a reply: ${err.message}`, 'network');
+  }
   if (err instanceof JsonRpcFailure) return rpcError(err.code, err.message, err.data);
   if (err instanceof McpError) return rpcError(err.code, err.message, err.data);
   const message = err instanceof Error ? err.message : String(err);
