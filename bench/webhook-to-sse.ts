@@ -1,0 +1,184 @@
+/**
+ * Webhook in → SSE event out (DESIGN.md §11: p99 ≤ 20 ms at 1,000 webhooks/s).
+ *
+ * The real orchestrator in this process; a client process holds
+ * GET /v1/events (Server-Sent Events for the tenant, Authorization: Bearer) open
+ * and posts HMAC-signed webhooks open-loop at a fixed rate (each one moves a
+ * distinct `submitted` operation to `working`, so each yields one event), then
+ * measures from the moment each webhook was sent to the moment the SSE message
+ * naming its operation arrives (same process, same clock). Runs at 1,000/s (the
+ * target) and at 200/s and 20/s (diagnostics, below the ingest ceiling).
+ *
+ * If GET /v1/events does not exist yet, prints "not measurable" and exits 0.
+ *
+ *   npx tsx bench/webhook-to-sse.ts [--seconds 10]
+ */
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { Pool, request } from 'undici';
+import { fmt, log, machineLine, nextMessage, onStdinMessages, percentile, printResults, reply, send, spawnTs, type ResultRow } from './lib/common.js';
+import { addAgent, opId, seedOperations, startBenchApp } from './lib/orchestrator.js';
+import { envelope, hmacHeaders, type SeededOp } from './lib/webhooks.js';
+
+const { values } = parseArgs({ options: { client: { type: 'boolean' }, seconds: { type: 'string', default: '10' } } });
+const SECONDS = Number(values.seconds);
+const RATES = [1000, 200, 20];
+const MAX_IN_FLIGHT = 512;
+
+interface Job {
+  origin: string;
+  apiKey: string;
+  rate: number;
+  seconds: number;
+  requests: Array<{ opId: string; path: string; headers: Record<string, string>; body: string }>;
+}
+
+if (values.client) {
+  onStdinMessages(async (job: Job) => {
+    // Open the stream first and wait for its headers.
+    const sse = await request(`${job.origin}/v1/events`, { method: 'GET', headers: { authorization: `Bearer ${job.apiKey}`, accept: 'text/event-stream' } });
+    if (sse.statusCode !== 200) {
+      reply({ error: `GET /v1/events answered ${sse.statusCode}` });
+      return;
+    }
+    const sentAt = new Map<string, number>();
+    const latency: number[] = [];
+    let seen = 0;
+    let buf = '';
+    sse.body.on('error', () => undefined); // destroyed at the end of the job
+    sse.body.setEncoding('utf8');
+    sse.body.on('data', (chunk: string) => {
+      const at = performance.now();
+      buf += chunk;
+      let i: number;
+      while ((i = buf.indexOf('\n\n')) >= 0) {
+        const message = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        const data = message
+          .split('\n')
+          .filter((l) => l.startsWith('data:'))
+          .map((l) => l.slice(5).trimStart())
+          .join('\n');
+        if (!data) continue;
+        let id: string | undefined;
+        try {
+          const parsed = JSON.parse(data);
+          id = parsed.operation_id ?? parsed.operation?.id;
+        } catch {
+          /* not JSON */
+        }
+        if (!id) id = [...sentAt.keys()].find((k) => data.includes(k));
+        const t = id ? sentAt.get(id) : undefined;
+        if (t !== undefined) {
+          latency.push(at - t);
+          sentAt.delete(id!);
+          seen++;
+        }
+      }
+    });
+    const pool = new Pool(job.origin, { connections: 32, pipelining: 1 });
+    const interval = 1000 / job.rate;
+    const t0 = performance.now();
+    let inFlight = 0;
+    let skipped = 0;
+    let non200 = 0;
+    const total = Math.min(job.requests.length, Math.round(job.rate * job.seconds));
+    for (let k = 0; k < total; k++) {
+      const due = t0 + k * interval;
+      const wait = due - performance.now();
+      if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+      if (inFlight >= MAX_IN_FLIGHT) {
+        skipped++;
+        continue;
+      }
+      const r = job.requests[k];
+      inFlight++;
+      sentAt.set(r.opId, performance.now());
+      pool
+        .request({ path: r.path, method: 'POST', headers: r.headers, body: r.body })
+        .then(async (res) => {
+          await res.body.dump();
+          if (res.statusCode !== 200) non200++;
+        })
+        .catch(() => non200++)
+        .finally(() => inFlight--);
+    }
+    const sendSeconds = (performance.now() - t0) / 1000;
+    // Let the tail arrive.
+    const drainUntil = performance.now() + 15_000;
+    while (sentAt.size > 0 && performance.now() < drainUntil) await new Promise((r) => setTimeout(r, 50));
+    await pool.close();
+    sse.body.destroy();
+    reply({
+      result: {
+        rate: job.rate,
+        sent: total - skipped,
+        skipped,
+        non200,
+        achievedRate: (total - skipped) / sendSeconds,
+        seen,
+        missing: sentAt.size,
+        p50: percentile(latency, 50),
+        p99: percentile(latency, 99),
+        max: latency.length ? Math.max(...latency) : NaN,
+      },
+    });
+  });
+} else {
+  log(`machine: ${machineLine()}`);
+  const bench = await startBenchApp();
+  // Is the route there?
+  const probe = await fetch(`${bench.url}/v1/events`, { headers: { authorization: `Bearer ${bench.apiKey}`, accept: 'text/event-stream' } }).catch(() => undefined);
+  const status = probe?.status;
+  await probe?.body?.cancel().catch(() => undefined);
+  if (status === 404 || status === undefined) {
+    process.stdout.write(`\n## webhook-to-sse\n\nnot measurable: GET /v1/events not built (answered ${status ?? 'no response'})\n\n`);
+    await bench.close();
+    process.exit(0);
+  }
+  const agentId = await addAgent(bench, 'http://127.0.0.1:9/mcp');
+  const rows: ResultRow[] = [];
+  const client = spawnTs('bench/webhook-to-sse.ts', ['--client']);
+  for (const [ri, rate] of RATES.entries()) {
+    const n = Math.round(rate * SECONDS);
+    const prefix = `sse-${ri}-`;
+    const ops: SeededOp[] = Array.from({ length: n }, (_, i) => {
+      const id = opId(prefix, i);
+      return { id, token: randomBytes(24).toString('base64url'), taskId: `task-${id}`, secret: randomBytes(32).toString('base64url') };
+    });
+    seedOperations(bench.dbPath, {
+      n,
+      tenantId: bench.tenantId,
+      agentId,
+      idPrefix: prefix,
+      status: 'submitted',
+      webhookMode: 'hmac',
+      nextCheckAt: () => Date.now() + 3_600_000,
+      row: (i) => ({ webhook_token: ops[i].token, webhook_secret_enc: bench.app.secrets.seal(ops[i].secret!) }),
+    });
+    const at = Date.now() - 30_000;
+    const requests = ops.map((op) => {
+      const body = envelope({ op, status: 'working', at, key: `sse-${op.id}-${randomBytes(4).toString('hex')}` });
+      return { opId: op.id, path: `/webhooks/adcp/${op.token}`, headers: hmacHeaders(op.secret!, body), body };
+    });
+    send(client, { origin: bench.url, apiKey: bench.apiKey, rate, seconds: SECONDS, requests });
+    const m = await nextMessage(client, (x) => 'result' in x || 'error' in x, 180_000);
+    if (m.error) {
+      process.stdout.write(`\n## webhook-to-sse\n\nnot measurable: ${m.error}\n\n`);
+      await bench.close();
+      process.exit(0);
+    }
+    const r = m.result;
+    log(`rate ${rate}/s: ${JSON.stringify(r)}`);
+    rows.push({
+      figure: `webhook → SSE at ${fmt(rate)}/s offered (achieved ${fmt(r.achievedRate)}/s), p50 / p99`,
+      value: `${r.p50.toFixed(1)} / ${r.p99.toFixed(1)} ms`,
+      ...(rate === 1000 ? { target: 'p99 ≤ 20 ms at 1,000/s', pass: r.p99 <= 20 && r.missing === 0 && r.skipped === 0 } : {}),
+    });
+    rows.push({ figure: `  at ${fmt(rate)}/s: sent / events seen / missing / skipped (>${MAX_IN_FLIGHT} in flight) / non-200`, value: `${r.sent} / ${r.seen} / ${r.missing} / ${r.skipped} / ${r.non200}` });
+  }
+  client.stdin!.end();
+  await bench.close();
+  printResults(`webhook-to-sse (${machineLine()}; open-loop HMAC webhooks from a separate process, ${SECONDS} s per rate)`, rows);
+  process.exit(0);
+}
