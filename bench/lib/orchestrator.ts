@@ -180,7 +180,7 @@ export function seedOperations(dbPath: string, spec: SeedSpec): { ids: string[];
           parent_id: null,
           ...spec.row?.(i),
         };
-        for (const c of COLUMNS) opVals.push(row[c]);
+        for (const c of COLUMNS) opVals.push((row as unknown as Record<string, unknown>)[c as string]);
         evVals.push(id, spec.tenantId, created, 'user', 'created', null, 'requested', null);
       }
       const s = stmts(k);
