@@ -34,6 +34,7 @@ export const ConfigSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   ADCP_ORCH_POLL_INTERVAL_MS: intMs(30_000),
   ADCP_ORCH_BACKUP_POLL_AFTER_MS: intMs(120_000),
+  /** Periodic reconciliation with each seller (and once shortly after start); 0 turns both off. */
   ADCP_ORCH_RECONCILE_INTERVAL_MS: intMs(900_000),
   /** Tasks asked of a seller per list_tasks page while reconciling (the spec allows 1–100). */
   ADCP_ORCH_RECONCILE_PAGE_SIZE: z.coerce.number().int().min(1).max(100).default(100),

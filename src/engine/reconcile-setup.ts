@@ -43,8 +43,7 @@ export function createReconciliation(d: ReconciliationDeps): { reconciler: Recon
       pageSize: c.ADCP_ORCH_RECONCILE_PAGE_SIZE,
       localPageSize: 500,
       callTimeoutMs: c.ADCP_ORCH_CALL_TIMEOUT_MS,
-      // A call's reply can take up to the call timeout; a task younger than that may be its.
-      adoptGraceMs: c.ADCP_ORCH_CALL_TIMEOUT_MS + 5_000,
+      clockSlackMs: 60_000,
       // Stalled operations untouched for two periods are polled again; otherwise the engine's slow cadence rules.
       stalledQuietMs: 2 * interval,
       maxPages: 10_000,

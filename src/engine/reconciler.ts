@@ -29,7 +29,7 @@ export interface ReconcileReport {
   total_pending_local: number;
   started_at: string;
   finished_at: string;
-  /** Orphans left for the next run because a call of that type is in flight (its reply may bind them). */
+  /** Orphans left for a later run because a call of that type is unresolved (its reply may bind them). */
   deferred_orphans: string[];
 }
 
@@ -49,8 +49,8 @@ export interface ReconcilerOptions {
   /** Our own operations read per page when looking for the missing ones. */
   localPageSize: number;
   callTimeoutMs: number;
-  /** A listed task this young may be the reply of a call still in flight. */
-  adoptGraceMs: number;
+  /** Allowed difference between the seller's clock and ours when matching tasks to calls in flight. */
+  clockSlackMs: number;
   /** A stalled operation the engine touched more recently than this is left to the engine's slower cadence. */
   stalledQuietMs: number;
   /** Safety stop for a seller whose cursor never ends. */
@@ -112,7 +112,7 @@ export class Reconciler {
       );
       for (const task of pending) {
         if (known.has(task.taskId)) continue;
-        if (await this.mayBeInFlightReply(agent, task, startedAt)) deferred.push(task.taskId);
+        if (await this.mayBeInFlightReply(agent, task)) deferred.push(task.taskId);
         else if (await this.adopt(agent, task)) orphaned.push(task.taskId);
       }
     });
@@ -155,14 +155,16 @@ export class Reconciler {
   }
 
   /**
-   * A task the seller created moments ago while one of our calls of that type is
-   * still waiting for its reply is probably that call's task: adopting it would take
-   * the task id the reply is about to bind. The next run decides.
+   * A listed task may be the one an operation of ours created whose reply we have not
+   * read yet (mid-call, or a lost reply awaiting its resend with the same key). Adopting
+   * it would take the task id that reply is about to bind, so it waits while any such
+   * call of that type, old enough to have created it, is unresolved. Seller and local
+   * clocks differ, hence the slack; without a seller timestamp any such call counts.
    */
-  private async mayBeInFlightReply(agent: AgentRow, task: ListedTask, startedAt: number): Promise<boolean> {
+  private async mayBeInFlightReply(agent: AgentRow, task: ListedTask): Promise<boolean> {
     const created = task.createdAt ? Date.parse(task.createdAt) : NaN;
-    const young = Number.isNaN(created) || startedAt - created < this.options.adoptGraceMs;
-    return young && (await this.store.reconcile.hasCallInFlight(agent.id, task.taskType));
+    const createdBy = Number.isNaN(created) ? undefined : created + this.options.clockSlackMs;
+    return this.store.reconcile.hasCallInFlight(agent.id, task.taskType, createdBy);
   }
 
   /** True when adopted; false when someone bound or adopted the task meanwhile. */

@@ -89,17 +89,19 @@ export class ReconcileRepo {
     return rows as PendingTaskRef[];
   }
 
-  /** Whether some operation of the agent of this type is mid-call (its reply may carry a task the seller already lists). */
-  async hasCallInFlight(agentId: string, type: string): Promise<boolean> {
-    const row = await this.db.kysely
+  /**
+   * Whether some operation of the agent of this type, created no later than `createdBy`,
+   * is mid-call or awaiting a resend: its reply may carry a task the seller already lists.
+   */
+  async hasCallInFlight(agentId: string, type: string, createdBy?: number): Promise<boolean> {
+    let q = this.db.kysely
       .selectFrom('operations')
       .select('id')
       .where('agent_id', '=', agentId)
       .where('type', '=', type)
       .where('status', '=', 'calling_adcp')
-      .where('task_id', 'is', null)
-      .limit(1)
-      .executeTakeFirst();
-    return row !== undefined;
+      .where('task_id', 'is', null);
+    if (createdBy !== undefined) q = q.where('created_at', '<=', createdBy);
+    return (await q.limit(1).executeTakeFirst()) !== undefined;
   }
 }

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startSandboxSeller, type SandboxSeller } from '../../src/sandbox/seller.js';
 import { eventually, startOrchestrator, waitForStatus, type TestOrchestrator } from '../helpers/orchestrator.js';
 import { mediaBuyRequest } from '../helpers/media-buy.js';
+import { adoptedOperation } from '../../src/engine/adopt.js';
 
 const BIN = fileURLToPath(new URL('../../bin/adcp-orchestrator.js', import.meta.url));
 
@@ -113,6 +114,30 @@ describe('reconcile on demand', () => {
     const kinds = done.events.map((e: any) => `${e.source}:${e.kind}`);
     expect(kinds).toContain('reconcile:missing_from_server');
     expect(done.events.at(-1)).toMatchObject({ source: 'poll', to: 'completed' });
+  });
+
+  it('leaves alone a task that may be the reply of one of our calls still unresolved, adopting it once that call is settled', async () => {
+    // One of our calls is mid-flight (or awaiting its resend): no timer, so the scheduler leaves it be.
+    const agent = (await orch.app.store.agents.get(agentId))!;
+    const now = Date.now();
+    const { row } = adoptedOperation(agent, { taskId: 'placeholder', taskType: 'create_media_buy', status: 'submitted' }, orch.app.operations.options, now - 1000, Math.random);
+    const calling = { ...row, status: 'calling_adcp', task_id: null, next_check_at: null, check_kind: null, request_body: '{"x":1}' };
+    await orch.app.store.operations.insert(calling, { source: 'user', kind: 'created', to: 'calling_adcp' });
+
+    const taskId = seller.createTaskBehindBuyersBack();
+    const first = (await reconcile({ agent_id: agentId })).body.reports[0];
+    expect(first.deferred_orphans).toEqual([taskId]);
+    expect(first.orphaned_on_server).toEqual([]);
+    expect(await orch.app.store.operations.findByTask(agentId, taskId)).toBeUndefined();
+
+    // That call ended without a task id: the task is nobody's, so it is adopted.
+    await orch.app.store.db.kysely.updateTable('operations').set({ status: 'failed' }).where('id', '=', calling.id).execute();
+    const second = (await reconcile({ agent_id: agentId })).body.reports[0];
+    expect(second.orphaned_on_server).toEqual([taskId]);
+    expect(second.deferred_orphans).toEqual([]);
+    seller.completeTask(taskId);
+    const adopted = (await orch.app.store.operations.findByTask(agentId, taskId))!;
+    await waitForStatus(orch, adopted.id, ['completed']);
   });
 
   it('returns reports for every seller of the tenant, stores them, and hides other tenants', async () => {
