@@ -99,7 +99,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     log: logger,
     now: () => clock.now(),
   });
-  const live = createLiveUpdates({ store, bus, databaseUrl: config.ADCP_ORCH_DATABASE_URL, instanceId, logger, wakeScheduler: () => scheduler.wake() });
+  const live = createLiveUpdates({ store, bus, databaseUrl: config.ADCP_ORCH_DATABASE_URL, instanceId, logger, fallbackPollMs: config.ADCP_ORCH_SSE_FALLBACK_POLL_MS, wakeScheduler: () => scheduler.wake() });
   let ready = false;
   let stopMaintenance: (() => void) | undefined;
   const api = await buildApi({

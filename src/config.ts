@@ -84,6 +84,8 @@ export const ConfigSchema = z.object({
     }),
   /** Scheduler tick when nothing woke it earlier. */
   ADCP_ORCH_SCHEDULER_TICK_MS: intMs(1_000),
+  /** How often an SSE stream reads the database even without a wake-up (covers a lost NOTIFY). */
+  ADCP_ORCH_SSE_FALLBACK_POLL_MS: intMs(1_000),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -31,7 +31,7 @@ export interface FeedSubscription {
 }
 
 export interface EventFeedOptions {
-  /** How often every reader looks again even without a wake-up. */
+  /** How often every reader looks again even without a wake-up; 0 for never. */
   fallbackPollMs: number;
   /** Events read per query while catching up. */
   pageSize: number;
@@ -49,7 +49,8 @@ export class EventFeed {
   ) {}
 
   start(): void {
-    if (this.timer) return;
+    // 0 turns the fallback off (tests that must prove a NOTIFY woke the stream).
+    if (this.timer || this.options.fallbackPollMs <= 0) return;
     // Jitter, so instances and streams started together do not query in lockstep.
     const every = this.options.fallbackPollMs * (0.9 + Math.random() * 0.2);
     this.timer = setInterval(() => this.wakeAll(), every);

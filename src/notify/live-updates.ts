@@ -19,6 +19,8 @@ export interface LiveUpdatesOptions {
   databaseUrl: string;
   instanceId: string;
   logger: Logger;
+  /** How often SSE streams read the database without a wake-up. */
+  fallbackPollMs: number;
   /** Look for due work now (Scheduler.wake). */
   wakeScheduler(): void;
 }
@@ -35,7 +37,7 @@ export interface LiveUpdates {
 
 export function createLiveUpdates(opts: LiveUpdatesOptions): LiveUpdates {
   const { store, bus, logger } = opts;
-  const feed = new EventFeed(store, eventHorizonFor(store.db, logger), logger);
+  const feed = new EventFeed(store, eventHorizonFor(store.db, logger), logger, { fallbackPollMs: opts.fallbackPollMs, pageSize: 500 });
   const notifier =
     store.db.dialect === 'postgres'
       ? new PgNotifier({

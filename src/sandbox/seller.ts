@@ -23,6 +23,7 @@ import { SellerCore, type BehindBackTask } from './core.js';
 import { Notifier, type DeliveryContent } from './notifications.js';
 import { mintWebhookSigningIdentity, type PublicJwks } from './signing-key.js';
 import { StatsRecorder, type SellerStats } from './stats.js';
+import { runInRequestSpan } from './request-span.js';
 import type { SandboxTask, TaskError, TaskStatus } from './tasks.js';
 import { createSdkWebhookSender, type WebhookRetryPolicy, type WebhookSender } from './webhook-sender.js';
 import { isPlainObject } from './wire.js';
@@ -137,7 +138,7 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
   let mcpUrl = '';
 
   const server: Server = createServer((req, res) => {
-    route(req, res).catch((err: unknown) => {
+    runInRequestSpan(res, () => route(req, res)).catch((err: unknown) => {
       if (!res.headersSent) sendJson(res, 500, { error: 'internal error', detail: String(err) });
       else res.end();
     });

@@ -3,10 +3,16 @@
  * often each idempotency key was called and executed, how often each task was
  * polled (with times), and every webhook delivery attempt.
  */
+import { currentRequestSpan } from './request-span.js';
+
 export interface PollRecord {
   task_id: string;
   tool: string;
   at: string;
+  /** When the HTTP request carrying the poll arrived (epoch ms). */
+  started_at: number;
+  /** When its reply was sent in full or abandoned (epoch ms); absent while still in flight. */
+  ended_at?: number;
 }
 
 export interface WebhookRecord {
@@ -68,7 +74,12 @@ export class StatsRecorder {
 
   poll(taskId: string, tool: string): void {
     bump(this.pollsByTask, taskId);
-    this.pollLog.push({ task_id: taskId, tool, at: new Date().toISOString() });
+    const span = currentRequestSpan();
+    const record: PollRecord = { task_id: taskId, tool, at: new Date().toISOString(), started_at: span?.startedAt ?? Date.now() };
+    // Outside an HTTP request (a direct call) the poll is an instant.
+    if (span) span.onEnd.push((at) => (record.ended_at = at));
+    else record.ended_at = record.started_at;
+    this.pollLog.push(record);
   }
 
   webhook(record: WebhookRecord): void {
