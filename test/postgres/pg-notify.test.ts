@@ -1,0 +1,82 @@
+/**
+ * PgNotifier: a change published on one instance reaches the others (not
+ * itself), and a LISTEN connection killed by the server comes back on its own
+ * and says so (so callers can catch up on notices they missed).
+ */
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/logger.js';
+import type { OperationChange } from '../../src/engine/change-bus.js';
+import { PgNotifier, type RemoteChange } from '../../src/notify/pg-notify.js';
+import { openStore, type Store } from '../../src/store/index.js';
+import { postgresAdminUrl, tempPostgres, type TestDatabase } from '../helpers/databases.js';
+import { eventually } from '../helpers/orchestrator.js';
+
+const suite = postgresAdminUrl ? describe : describe.skip;
+
+suite('PgNotifier', () => {
+  let database: TestDatabase;
+  let store: Store;
+  const notifiers: PgNotifier[] = [];
+
+  beforeAll(async () => {
+    database = await tempPostgres();
+    store = await openStore(database.url);
+  });
+  afterAll(async () => {
+    for (const n of notifiers) await n.stop();
+    await store?.close();
+    await database?.drop();
+  });
+
+  function notifier(instanceId: string) {
+    const seen: RemoteChange[] = [];
+    let reconnects = 0;
+    const n = new PgNotifier({
+      url: database.url,
+      db: store.db,
+      instanceId,
+      log: createLogger('silent'),
+      channel: 'adcp_orch_events_test',
+      onRemote: (c) => seen.push(c),
+      onReconnect: () => reconnects++,
+    });
+    notifiers.push(n);
+    return { n, seen, reconnects: () => reconnects };
+  }
+
+  const change = (tenant: string, ids: number[], kind = 'transition', nextCheckAt: number | null = null) =>
+    ({
+      operation: { tenant_id: tenant, next_check_at: nextCheckAt },
+      events: ids.map((id) => ({ id, kind })),
+    }) as unknown as OperationChange;
+
+  it('fans a change out to other instances, coalesced per tenant, and flags new work as due', async () => {
+    const a = notifier('A');
+    const b = notifier('B');
+    await a.n.start();
+    await b.n.start();
+    a.n.publish(change('t1', [5, 6]));
+    a.n.publish(change('t1', [7], 'created', Date.now()));
+    a.n.publish(change('t2', [8]));
+    await eventually(async () => (b.seen.length >= 2 ? true : undefined), 5000);
+    expect(b.seen).toEqual([
+      { tenantId: 't1', maxEventId: 7, due: true },
+      { tenantId: 't2', maxEventId: 8, due: false },
+    ]);
+    // Our own notices are not echoed back: the in-process bus already covered them.
+    expect(a.seen).toEqual([]);
+  });
+
+  it('reconnects after the server drops the LISTEN connection, and reports it', async () => {
+    const a = notifier('A2');
+    const b = notifier('B2');
+    await a.n.start();
+    await b.n.start();
+    // Every LISTEN session of this test database is cut off, as a server restart or proxy would.
+    await sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN adcp_orch_events_test%' AND datname = current_database()`.execute(store.db.kysely);
+    await eventually(async () => (b.reconnects() >= 1 && b.n.listening ? true : undefined), 10_000);
+    a.n.publish(change('t3', [9]));
+    await eventually(async () => (b.seen.some((c) => c.tenantId === 't3') ? true : undefined), 5000);
+  });
+});
