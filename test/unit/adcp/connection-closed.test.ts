@@ -5,12 +5,12 @@ import { toTransportError } from '../../../src/adcp/transport-error.js';
 
 describe('MCP connection closed', () => {
   it('maps to a network failure (ambiguous send), not a JSON-RPC refusal', () => {
-    const err = toTransportError(new McpError(ErrorCode.ConnectionClosed, 'Connection closed'), {});
+    const err = toTransportError(new McpError(ErrorCode.ConnectionClosed, 'Connection closed'), { timedOut: false });
     expect(err.kind).toBe('network');
     expect(err.adcpError).toBeUndefined();
   });
 
   it('still maps a server JSON-RPC error to rpc', () => {
-    expect(toTransportError(new McpError(ErrorCode.InvalidParams, 'bad'), {}).kind).toBe('rpc');
+    expect(toTransportError(new McpError(ErrorCode.InvalidParams, 'bad'), { timedOut: false }).kind).toBe('rpc');
   });
 });
