@@ -72,7 +72,7 @@ export function rfc9421Headers(identity: Rfc9421Identity, url: string, body: str
  */
 export const ROUNDS = ['working', 'working', 'submitted', 'working', 'completed'];
 
-export function plan(ops: SeededOp[], block = 500, baseAt = Date.now() - 60_000): DeliverySpec[] {
+export function plan(ops: SeededOp[], block = 200, baseAt = Date.now() - 60_000): DeliverySpec[] {
   const out: DeliverySpec[] = [];
   for (let b = 0; b < ops.length; b += block) {
     const group = ops.slice(b, b + block);
