@@ -40,7 +40,7 @@ export async function startServeProcess(opts: { databaseUrl: string; port?: numb
   child.stderr?.on('data', (d) => (out += d));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
 
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`serve exited early (${child.exitCode}):\n${out}`);
     try {
@@ -51,7 +51,7 @@ export async function startServeProcess(opts: { databaseUrl: string; port?: numb
     }
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`serve not ready within 30 s:\n${out}`);
+      throw new Error(`serve not ready within 60 s:\n${out}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
