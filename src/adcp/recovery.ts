@@ -8,7 +8,7 @@
  * lacks codes newer sellers send (ACCOUNT_MOVED, IDEMPOTENCY_IN_FLIGHT, ...).
  * We still take the SDK's table as the base so new 3.0.x codes come with SDK bumps.
  */
-import { STANDARD_ERROR_CODES } from '@adcp/sdk';
+import { SDK_TABLES } from './sdk-tables.js';
 import type { ErrorRecovery } from './types.js';
 
 const RECOVERIES: readonly string[] = ['transient', 'correctable', 'terminal'];
@@ -33,8 +33,8 @@ export function isErrorRecovery(value: unknown): value is ErrorRecovery {
 
 /** Recovery the standard tables give a code, or undefined for a vendor code. */
 export function recoveryForCode(code: string): ErrorRecovery | undefined {
-  const standard = (STANDARD_ERROR_CODES as Record<string, { recovery?: unknown } | undefined>)[code];
-  if (standard && isErrorRecovery(standard.recovery)) return standard.recovery;
+  const standard = SDK_TABLES.errorRecovery[code];
+  if (isErrorRecovery(standard)) return standard;
   return NEWER_CODES[code];
 }
 

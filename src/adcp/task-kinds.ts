@@ -1,20 +1,18 @@
 /**
- * Which AdCP tasks change state at the seller and so require an `idempotency_key`.
- * The SDK derives the set from the spec's request schemas; we only ask it.
+ * Which AdCP tasks change state at the seller and so require an `idempotency_key`,
+ * and which can go async and notify. Both come from the spec's request schemas
+ * as the pinned SDK knows them (see sdk-tables.ts).
  */
-import { isMutatingTask, TOOL_REQUEST_SCHEMAS } from '@adcp/sdk';
+import { SDK_TABLES } from './sdk-tables.js';
+
+const MUTATING: ReadonlySet<string> = new Set(SDK_TABLES.mutatingTasks);
+const NOTIFYING: ReadonlySet<string> = new Set(SDK_TABLES.notifyingTasks);
 
 export function requiresIdempotencyKey(task: string): boolean {
-  return isMutatingTask(task);
+  return MUTATING.has(task);
 }
 
 /** Tasks whose request schema declares `push_notification_config` (they can go async and notify). */
-const NOTIFYING_TASKS: ReadonlySet<string> = new Set(
-  Object.entries(TOOL_REQUEST_SCHEMAS as Record<string, { shape?: Record<string, unknown> } | undefined>)
-    .filter(([, schema]) => schema?.shape?.push_notification_config !== undefined)
-    .map(([name]) => name),
-);
-
 export function acceptsPushNotifications(task: string): boolean {
-  return NOTIFYING_TASKS.has(task);
+  return NOTIFYING.has(task);
 }

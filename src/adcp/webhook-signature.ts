@@ -20,19 +20,19 @@
  *    fetch, replay store) is marked `transient` so the route can answer 503
  *    (the sender retries) instead of a `webhook_*` 401 (the sender gives up).
  */
-import {
-  BrandJsonJwksResolver,
-  HttpsJwksResolver,
-  HttpsRevocationStore,
-  RequestSignatureError,
-  WebhookSignatureError,
-  verifyWebhookSignature,
-  type AdcpJsonWebKey,
-  type JwksResolver,
-  type ReplayInsertResult,
-  type ReplayStore,
-  type RevocationStore,
-} from '@adcp/sdk/signing/server';
+import type { AdcpJsonWebKey, JwksResolver, ReplayInsertResult, ReplayStore, RevocationStore } from '@adcp/sdk/signing/server';
+
+type SigningModule = typeof import('@adcp/sdk/signing/server');
+let signingModule: Promise<SigningModule> | undefined;
+/**
+ * The SDK's signing code is loaded on first use, not at start: it takes seconds to
+ * load, and a process that never receives an RFC 9421 webhook should not pay that
+ * before it can serve and poll.
+ */
+function signing(): Promise<SigningModule> {
+  signingModule ??= import('@adcp/sdk/signing/server');
+  return signingModule;
+}
 
 // ---------------------------------------------------------------------------
 // Public types
@@ -175,8 +175,9 @@ class StaleRevocationError extends Error {}
 
 export async function verifyRfc9421Webhook(input: WebhookRequest, deps: VerifyDeps): Promise<Rfc9421Result> {
   const nowMs = deps.now ?? Date.now;
+  const sdk = await signing();
   try {
-    const verified = await verifyWebhookSignature(
+    const verified = await sdk.verifyWebhookSignature(
       {
         method: input.method,
         url: input.url,
@@ -195,12 +196,12 @@ export async function verifyRfc9421Webhook(input: WebhookRequest, deps: VerifyDe
     );
     return { ok: true, keyid: verified.keyid, verifiedAt: verified.verified_at * 1000 };
   } catch (err) {
-    return failureFrom(err);
+    return failureFrom(err, sdk);
   }
 }
 
-function failureFrom(err: unknown): Rfc9421Result & { ok: false } {
-  if (err instanceof WebhookSignatureError) {
+function failureFrom(err: unknown, sdk: SigningModule): Rfc9421Result & { ok: false } {
+  if (err instanceof sdk.WebhookSignatureError) {
     return { ok: false, code: err.code, message: err.message, step: err.failedStep };
   }
   if (err instanceof KeyPurposeError) {
@@ -212,7 +213,7 @@ function failureFrom(err: unknown): Rfc9421Result & { ok: false } {
   if (err instanceof DependencyError) {
     return { ok: false, code: err.code, message: err.message, step: err.step, transient: true };
   }
-  if (err instanceof RequestSignatureError) {
+  if (err instanceof sdk.RequestSignatureError) {
     // Shared SDK helpers (e.g. JWK import) raise request-profile codes; the
     // suffix is the same taxonomy, so translate to the webhook profile.
     const code = err.code.replace(/^request_signature_/, 'webhook_signature_') as WebhookSignatureCode;
@@ -320,13 +321,16 @@ export function staticKeySource(jwks: { keys: WebhookJwk[] } | WebhookJwk[]): We
 
 /** Keys fetched from a JWKS URL (`webhook_signing.jwks_uri`), SSRF-checked and cached by the SDK. */
 export function jwksUriKeySource(url: string, options: UrlKeySourceOptions = {}): WebhookKeySource {
-  const resolver = new HttpsJwksResolver(url, {
-    allowPrivateIp: options.allowPrivateNetwork ?? false,
-    ...(options.minCooldownSeconds !== undefined && { minCooldownSeconds: options.minCooldownSeconds }),
-    ...(options.maxAgeSeconds !== undefined && { maxAgeSeconds: options.maxAgeSeconds }),
-    ...(options.now && { now: secondsClock(options.now) }),
-  });
-  return { resolve: (keyid) => resolver.resolve(keyid) as Promise<WebhookJwk | null> };
+  // Built on first use (the SDK loads lazily); one resolver, so its key cache is kept.
+  let resolver: Promise<JwksResolver> | undefined;
+  const make = async () =>
+    new (await signing()).HttpsJwksResolver(url, {
+      allowPrivateIp: options.allowPrivateNetwork ?? false,
+      ...(options.minCooldownSeconds !== undefined && { minCooldownSeconds: options.minCooldownSeconds }),
+      ...(options.maxAgeSeconds !== undefined && { maxAgeSeconds: options.maxAgeSeconds }),
+      ...(options.now && { now: secondsClock(options.now) }),
+    });
+  return { resolve: async (keyid) => (await (resolver ??= make())).resolve(keyid) as Promise<WebhookJwk | null> };
 }
 
 export interface BrandJsonKeySourceOptions extends UrlKeySourceOptions {
@@ -341,16 +345,18 @@ export interface BrandJsonKeySourceOptions extends UrlKeySourceOptions {
 
 /** Keys found through the seller's brand.json → agents[] → jwks_uri (`webhook_signing.brand_json_url`). */
 export function brandJsonKeySource(url: string, options: BrandJsonKeySourceOptions = {}): WebhookKeySource {
-  const resolver = new BrandJsonJwksResolver(url, {
-    agentType: options.agentType ?? 'sales',
-    ...(options.agentId !== undefined && { agentId: options.agentId }),
-    ...(options.brandId !== undefined && { brandId: options.brandId }),
-    allowPrivateIp: options.allowPrivateNetwork ?? false,
-    ...(options.minCooldownSeconds !== undefined && { minCooldownSeconds: options.minCooldownSeconds }),
-    ...(options.maxAgeSeconds !== undefined && { maxAgeSeconds: options.maxAgeSeconds }),
-    ...(options.now && { now: secondsClock(options.now) }),
-  });
-  return { resolve: (keyid) => resolver.resolve(keyid) as Promise<WebhookJwk | null> };
+  let resolver: Promise<JwksResolver> | undefined;
+  const make = async () =>
+    new (await signing()).BrandJsonJwksResolver(url, {
+      agentType: options.agentType ?? 'sales',
+      ...(options.agentId !== undefined && { agentId: options.agentId }),
+      ...(options.brandId !== undefined && { brandId: options.brandId }),
+      allowPrivateIp: options.allowPrivateNetwork ?? false,
+      ...(options.minCooldownSeconds !== undefined && { minCooldownSeconds: options.minCooldownSeconds }),
+      ...(options.maxAgeSeconds !== undefined && { maxAgeSeconds: options.maxAgeSeconds }),
+      ...(options.now && { now: secondsClock(options.now) }),
+    });
+  return { resolve: async (keyid) => (await (resolver ??= make())).resolve(keyid) as Promise<WebhookJwk | null> };
 }
 
 /** An agent's registered `webhook_signing` config (DESIGN.md §5). */
@@ -420,18 +426,22 @@ export interface UrlRevocationOptions {
 
 /** A revocation list fetched (lazily, cached, SSRF-checked) from the seller's URL by the SDK. */
 export function revocationListFromUrl(url: string, options: UrlRevocationOptions = {}): RevocationSource {
-  const store = new HttpsRevocationStore(url, {
-    allowPrivateIp: options.allowPrivateNetwork ?? false,
-    ...(options.graceSeconds !== undefined && { graceSeconds: options.graceSeconds }),
-    ...(options.expectedIssuer !== undefined && { expectedIssuer: options.expectedIssuer }),
-    ...(options.now && { now: secondsClock(options.now) }),
-  });
+  type Store = InstanceType<SigningModule['HttpsRevocationStore']>;
+  let store: Promise<Store> | undefined;
+  const make = async () =>
+    new (await signing()).HttpsRevocationStore(url, {
+      allowPrivateIp: options.allowPrivateNetwork ?? false,
+      ...(options.graceSeconds !== undefined && { graceSeconds: options.graceSeconds }),
+      ...(options.expectedIssuer !== undefined && { expectedIssuer: options.expectedIssuer }),
+      ...(options.now && { now: secondsClock(options.now) }),
+    });
   return {
     async check(keyid: string): Promise<RevocationState> {
+      const s = await (store ??= make());
       try {
-        return (await store.isRevoked(keyid)) ? 'revoked' : 'ok';
+        return (await s.isRevoked(keyid)) ? 'revoked' : 'ok';
       } catch (err) {
-        if (err instanceof RequestSignatureError && err.code === 'request_signature_revocation_stale') return 'stale';
+        if (err instanceof (await signing()).RequestSignatureError && (err as { code?: string }).code === 'request_signature_revocation_stale') return 'stale';
         throw err;
       }
     },

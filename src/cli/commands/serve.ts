@@ -8,7 +8,7 @@ import { createApp, type App } from '../../app.js';
 import type { Config } from '../../config.js';
 import { createLogger } from '../../logger.js';
 import { configOrExit } from '../load-config.js';
-import { setUpSandbox, type SandboxSetup } from '../sandbox-setup.js';
+import type { SandboxSetup } from '../sandbox-setup.js';
 
 interface ServeOptions {
   sandbox?: boolean;
@@ -62,6 +62,8 @@ async function serve(config: Config, sandbox: boolean): Promise<void> {
   app = await createApp({ config, logger });
   const baseUrl = await app.listen();
   if (sandbox) {
+    // Loaded only when asked for: the sandbox agents pull in the SDK's server side.
+    const { setUpSandbox } = await import('../sandbox-setup.js');
     sandboxSetup = await setUpSandbox(app, config, baseUrl);
     process.stdout.write(sandboxSetup.banner);
   } else {
