@@ -13,6 +13,8 @@ import { eventHorizonFor } from './event-horizon.js';
 import { PgNotifier } from './pg-notify.js';
 import { eventsRoutes } from './sse.js';
 
+const REMOTE_WAKE_GRACE_MS = 500;
+
 export interface LiveUpdatesOptions {
   store: Store;
   bus: ChangeBus;
@@ -47,7 +49,7 @@ export function createLiveUpdates(opts: LiveUpdatesOptions): LiveUpdates {
           log: logger,
           onRemote: (change) => {
             feed.wake(change.tenantId);
-            if (change.due) opts.wakeScheduler();
+            if (change.due) wakeSchedulerSoon();
           },
           onReconnect: () => {
             feed.wakeAll();
@@ -55,6 +57,21 @@ export function createLiveUpdates(opts: LiveUpdatesOptions): LiveUpdates {
           },
         })
       : undefined;
+  /**
+   * New work on another instance is normally claimed by that instance at once (it
+   * sends and waits for the first reply inside the API request). Looking only after
+   * a short grace keeps us from snatching it and turning a synchronous answer into
+   * a bare 202 `requested`; if that instance is too busy or died, we still take it
+   * well before our next tick.
+   */
+  let wakeTimer: NodeJS.Timeout | undefined;
+  const wakeSchedulerSoon = () => {
+    wakeTimer ??= setTimeout(() => {
+      wakeTimer = undefined;
+      opts.wakeScheduler();
+    }, REMOTE_WAKE_GRACE_MS);
+    wakeTimer.unref();
+  };
   const unsubscribe: Array<() => void> = [];
   return {
     feed,
@@ -70,6 +87,7 @@ export function createLiveUpdates(opts: LiveUpdatesOptions): LiveUpdates {
     },
     async stop() {
       for (const u of unsubscribe.splice(0)) u();
+      clearTimeout(wakeTimer);
       feed.stop();
       await notifier?.stop();
     },
