@@ -18,6 +18,7 @@ import type { Store, OperationRow, Lease, EventRow } from '../store/index.js';
 import type { MutateResult, MutationPlan, NewEvent, OperationPatch } from '../store/operations-repo.js';
 import type { SecretBox } from '../store/secret-box.js';
 import { endpointFor } from './agent-endpoints.js';
+import { lookUpMediaBuy, type LookupVerdict } from './media-buy-lookup.js';
 import type { ChangeBus } from './change-bus.js';
 import type { Clock } from './clock.js';
 import { EngineError, notFound } from './errors.js';
@@ -218,6 +219,13 @@ export class OperationService {
     return result.row;
   }
 
+  private async lookUpBeforeResend(row: OperationRow): Promise<LookupVerdict> {
+    if (row.type !== 'create_media_buy') return { kind: 'unavailable', reason: `no natural-key lookup for ${row.type}` };
+    const agent = await this.store.agents.get(row.agent_id);
+    if (!agent) return { kind: 'unavailable', reason: 'agent was removed' };
+    return lookUpMediaBuy(this.adcp, endpointFor(agent, this.secrets), JSON.parse(row.request_body), row.created_at, this.options.callTimeoutMs);
+  }
+
   /** An open breaker: the work waits for the half-open probe, and the wait is not counted as an attempt. */
   private async waitForBreaker(row: OperationRow, openUntil: number): Promise<void> {
     const at = Math.max(openUntil, this.clock.now()) + Math.round(1000 * this.clock.random());
@@ -228,10 +236,20 @@ export class OperationService {
     const lease = leaseOf(row);
     const now = this.clock.now();
     const before = row.status;
+    let lookedUp: string | undefined;
     if (before !== 'requested' && requiresIdempotencyKey(row.type) && now - row.created_at > this.options.replayWindowMs) {
-      // The seller may no longer remember this key: a resend could execute twice.
-      await this.giveUp(row, 'ambiguous send older than the seller\'s idempotency replay window; check the seller (get_media_buys) before resending');
-      return;
+      // The seller may no longer remember this key: a blind resend could execute twice.
+      // Look the result up by natural key first; resend only when the seller has no such buy.
+      const verdict = await this.lookUpBeforeResend(row);
+      if (verdict.kind !== 'absent') {
+        const reason =
+          verdict.kind === 'candidates'
+            ? `ambiguous send past the seller's idempotency replay window; the seller has media buys that may be this one (${verdict.mediaBuyIds.join(', ')}): confirm before resending`
+            : `ambiguous send past the seller's idempotency replay window and no lookup was possible (${verdict.reason}); check the seller before resending`;
+        await this.giveUp(row, reason);
+        return;
+      }
+      lookedUp = 'no matching media buy at the seller: resending is safe';
     }
     const marked = await this.commit(
       row.id,
@@ -247,7 +265,7 @@ export class OperationService {
         events:
           current.status === 'requested'
             ? [{ source: 'call', kind: 'transition', from: current.status, to: 'calling_adcp' }]
-            : [{ source: 'timer', kind: 'resend', from: current.status, to: current.status, detail: { attempt: current.attempt } }],
+            : [{ source: 'timer', kind: 'resend', from: current.status, to: current.status, detail: { attempt: current.attempt, ...(lookedUp ? { lookup: lookedUp } : {}) } }],
         value: null,
       }),
       now,

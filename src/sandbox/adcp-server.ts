@@ -99,6 +99,12 @@ export function buildAdcpServer(
         inputSchema: openInput,
         handler: async (args: Args) => core.createMediaBuy(args, caller.principal),
       },
+      get_media_buys: {
+        description: 'Media buys this seller created, filtered by account and media_buy_ids.',
+        inputSchema: openInput,
+        annotations: { readOnlyHint: true },
+        handler: async (args: Args) => core.getMediaBuys(args),
+      },
       'tasks/get': pollConfig('tasks/get'),
       tasks_get: pollConfig('tasks_get'),
       get_task_status: pollConfig('get_task_status'),

@@ -11,6 +11,7 @@ import {
   INPUT_REQUIRED_MESSAGE,
 } from './behaviours.js';
 import { IDEMPOTENCY_KEY_PATTERN, IdempotencyLedger } from './idempotency.js';
+import { MediaBuyBook } from './media-buy-book.js';
 import type { DeliveryContent, Notifier } from './notifications.js';
 import { findSandboxProduct, type SandboxBehaviour } from './products.js';
 import type { StatsRecorder } from './stats.js';
@@ -56,6 +57,7 @@ const SORT_FIELDS: readonly SortField[] = ['created_at', 'updated_at', 'status',
 export class SellerCore {
   readonly tasks = new TaskRegistry();
   private readonly ledger = new IdempotencyLedger();
+  private readonly book = new MediaBuyBook();
   /** Failures already served per idempotency_key by the flaky products. */
   private readonly faultsServed = new Map<string, number>();
 
@@ -125,6 +127,7 @@ export class SellerCore {
       case 'lost_reply': {
         const mediaBuy = buildMediaBuy(args);
         this.stats.mediaBuyCreated(key);
+        this.book.record(args, mediaBuy);
         return ok({ ...mediaBuy, ...echo });
       }
       case 'submitted':
@@ -161,13 +164,21 @@ export class SellerCore {
     }
   }
 
+  /** `get_media_buys`: the buys this seller created for the account (no pagination: a sandbox holds few). */
+  getMediaBuys(args: Record<string, unknown>): ToolResult {
+    return ok({ media_buys: this.book.list(args), pagination: { has_more: false } });
+  }
+
   /** The completion a scheduled or approved task reaches: a fresh media buy. */
   private completeWithMediaBuy(taskId: string, override?: Record<string, unknown>): SandboxTask | undefined {
     const task = this.tasks.get(taskId);
     if (!task || isTerminalStatus(task.status)) return undefined;
     const result = override ?? buildMediaBuy(task.request ?? {});
     const done = this.tasks.transition(taskId, 'completed', { result });
-    if (done && !override) this.stats.mediaBuyCreated(task.idempotency_key);
+    if (done && !override) {
+      this.stats.mediaBuyCreated(task.idempotency_key);
+      this.book.record(task.request ?? {}, result);
+    }
     return done;
   }
 

@@ -90,17 +90,33 @@ describe('retries', () => {
 });
 
 describe('ambiguous sends past the replay window', () => {
-  it('are not resent blindly: the operation becomes unknown and stalled for a person to check', async () => {
-    const { seller, orch, agentId } = await setUp({ flakyFailures: 50 }, { ADCP_ORCH_REPLAY_WINDOW_MS: '300' });
-    const op = await buy(orch, agentId, 'sandbox_flaky_500');
-    const stalled = await eventually(async () => {
-      const o = (await orch.api('GET', `/v1/operations/${op.id}`)).body;
-      return o.stalled ? o : undefined;
+  const stalledOp = (o: TestOrchestrator, id: string) =>
+    eventually(async () => {
+      const op = (await o.api('GET', `/v1/operations/${id}`)).body;
+      return op.stalled ? op : undefined;
     });
+
+  it('a buy the seller did make is found by natural key and never bought twice', async () => {
+    // lost_reply: the seller creates the buy, then answers 500.
+    const { seller, orch, agentId } = await setUp({}, { ADCP_ORCH_REPLAY_WINDOW_MS: '300' });
+    const op = await buy(orch, agentId, 'sandbox_lost_reply');
+    const stalled = await stalledOp(orch, op.id);
     expect(stalled.status).toBe('unknown');
-    expect(stalled.stalled_reason).toMatch(/replay window/);
+    const created = Object.keys(seller.stats().mediaBuysCreatedByKey);
+    expect(created).toEqual([stalled.idempotency_key]);
+    expect(stalled.stalled_reason).toMatch(/may be this one \(mb_/);
     expect(stalled.next_check_at).toBeNull();
     expect(seller.stats().createCallsByKey[stalled.idempotency_key]).toBe(1);
+  });
+
+  it('when the seller has no such buy, the resend goes ahead and completes', async () => {
+    // flaky_500 with one failure: nothing executed before the 500.
+    const { seller, orch, agentId } = await setUp({ flakyFailures: 1 }, { ADCP_ORCH_REPLAY_WINDOW_MS: '300' });
+    const op = await buy(orch, agentId, 'sandbox_flaky_500');
+    const done = await waitForStatus(orch, op.id, ['completed']);
+    const resend = done.events.find((e: any) => e.kind === 'resend');
+    expect(resend.detail.lookup).toMatch(/no matching media buy/);
+    expect(seller.stats().mediaBuysCreatedByKey[done.idempotency_key]).toBe(1);
   });
 });
 
