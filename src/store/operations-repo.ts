@@ -154,29 +154,35 @@ export class OperationsRepo {
         RETURNING o.*`.execute(this.db.kysely);
       return rows;
     }
-    // A single UPDATE is atomic in SQLite and takes the write lock for its duration.
-    const { rows } = await sql<OperationRow>`
-      UPDATE operations
-      SET lease_owner = ${owner}, lease_until = ${leaseUntil}, attempt = attempt + 1, lease_epoch = lease_epoch + 1
-      WHERE id IN (
-        SELECT id FROM operations
-        WHERE next_check_at IS NOT NULL AND next_check_at <= ${now}
-          AND (lease_until IS NULL OR lease_until <= ${now})
-        ORDER BY next_check_at
-        LIMIT ${limit}
-      )
-      RETURNING *`.execute(this.db.kysely);
-    return rows;
+    // A single UPDATE is atomic in SQLite; run as a write job it shares the group's commit.
+    return inWriteTransaction(this.db, async (trx) => {
+      const { rows } = await sql<OperationRow>`
+        UPDATE operations
+        SET lease_owner = ${owner}, lease_until = ${leaseUntil}, attempt = attempt + 1, lease_epoch = lease_epoch + 1
+        WHERE id IN (
+          SELECT id FROM operations
+          WHERE next_check_at IS NOT NULL AND next_check_at <= ${now}
+            AND (lease_until IS NULL OR lease_until <= ${now})
+          ORDER BY next_check_at
+          LIMIT ${limit}
+        )
+        RETURNING *`.execute(trx);
+      return rows;
+    });
   }
 
   /** Claims one operation now, whatever its timer says, unless someone else holds a live lease. */
   async claimOne(id: string, owner: string, now: number, leaseMs: number): Promise<OperationRow | undefined> {
-    const { rows } = await sql<OperationRow>`
-      UPDATE operations
-      SET lease_owner = ${owner}, lease_until = ${now + leaseMs}, attempt = attempt + 1, lease_epoch = lease_epoch + 1
-      WHERE id = ${id} AND next_check_at IS NOT NULL AND (lease_until IS NULL OR lease_until <= ${now})
-      RETURNING *`.execute(this.db.kysely);
-    return rows[0];
+    const claim = async (conn: Tx) => {
+      const { rows } = await sql<OperationRow>`
+        UPDATE operations
+        SET lease_owner = ${owner}, lease_until = ${now + leaseMs}, attempt = attempt + 1, lease_epoch = lease_epoch + 1
+        WHERE id = ${id} AND next_check_at IS NOT NULL AND (lease_until IS NULL OR lease_until <= ${now})
+        RETURNING *`.execute(conn);
+      return rows[0];
+    };
+    // SQLite: a write job, so it shares a grouped commit; PostgreSQL: one autocommit statement.
+    return this.db.dialect === 'sqlite' ? inWriteTransaction(this.db, claim) : claim(this.db.kysely);
   }
 
   /** Earliest timer among unleased rows, so the scheduler can sleep until then (leased rows come back within a tick). */
@@ -195,6 +201,8 @@ export class OperationsRepo {
   /**
    * Reads the row locked, lets `plan` decide, writes the patch and events together.
    * With a lease, nothing is written unless that lease is still the current one.
+   * On SQLite the write is group-committed with others queued in the same turn
+   * (src/store/tx.ts); the promise settles after the COMMIT.
    */
   async mutate<T>(
     id: string,
@@ -204,24 +212,37 @@ export class OperationsRepo {
     /** More writes that must commit with this one (e.g. marking a webhook delivery applied). */
     alongside?: (trx: Tx, value: T) => Promise<void>,
   ): Promise<MutateResult<T>> {
-    return inWriteTransaction(this.db, async (trx) => {
-      let q = trx.selectFrom('operations').selectAll().where('id', '=', id);
-      if (this.db.dialect === 'postgres') q = q.forUpdate();
-      const row = await q.executeTakeFirst();
-      if (!row) return { outcome: 'not_found' as const };
-      if (lease && (row.lease_owner !== lease.owner || row.lease_epoch !== lease.epoch)) {
-        return { outcome: 'lease_lost' as const, row };
-      }
-      const decided = plan(row);
-      const events = decided.events ?? [];
-      if (alongside) await alongside(trx, decided.value);
-      if (!decided.patch && events.length === 0) return { outcome: 'unchanged' as const, row, value: decided.value };
-      const patch: OperationPatch = { ...decided.patch, updated_at: now };
-      await trx.updateTable('operations').set(patch).where('id', '=', id).execute();
-      const updated = { ...row, ...patch } as OperationRow;
-      const written = await this.insertEvents(trx, updated, events, now);
-      return { outcome: 'applied' as const, row: updated, value: decided.value, events: written };
-    });
+    return inWriteTransaction(this.db, (trx) => this.mutateIn(trx, id, lease, plan, now, alongside));
+  }
+
+  /**
+   * `mutate` inside a write transaction the caller already holds (see inWriteTransaction):
+   * only database calls on `trx` are awaited, and `plan` and `alongside` must keep it so.
+   */
+  async mutateIn<T>(
+    trx: Tx,
+    id: string,
+    lease: Lease | null,
+    plan: (row: OperationRow) => MutationPlan<T>,
+    now = Date.now(),
+    alongside?: (trx: Tx, value: T) => Promise<void>,
+  ): Promise<MutateResult<T>> {
+    let q = trx.selectFrom('operations').selectAll().where('id', '=', id);
+    if (this.db.dialect === 'postgres') q = q.forUpdate();
+    const row = await q.executeTakeFirst();
+    if (!row) return { outcome: 'not_found' as const };
+    if (lease && (row.lease_owner !== lease.owner || row.lease_epoch !== lease.epoch)) {
+      return { outcome: 'lease_lost' as const, row };
+    }
+    const decided = plan(row);
+    const events = decided.events ?? [];
+    if (alongside) await alongside(trx, decided.value);
+    if (!decided.patch && events.length === 0) return { outcome: 'unchanged' as const, row, value: decided.value };
+    const patch: OperationPatch = { ...decided.patch, updated_at: now };
+    await trx.updateTable('operations').set(patch).where('id', '=', id).execute();
+    const updated = { ...row, ...patch } as OperationRow;
+    const written = await this.insertEvents(trx, updated, events, now);
+    return { outcome: 'applied' as const, row: updated, value: decided.value, events: written };
   }
 
   private async insertEvents(trx: Tx, row: OperationRow, events: NewEvent[], now = Date.now()): Promise<EventRow[]> {

@@ -4,29 +4,186 @@
  * SQLite: `BEGIN IMMEDIATE` takes the write lock up front, so a transaction that
  * reads a row and then updates it can never fail half-way with SQLITE_BUSY when
  * another process wrote in between (a deferred BEGIN would upgrade too late).
- * PostgreSQL: an ordinary transaction; callers lock rows with FOR UPDATE.
+ * Write jobs are group-committed (DESIGN.md §9): every job queued in the same
+ * event-loop turn (up to MAX_GROUP) runs in ONE `BEGIN IMMEDIATE … COMMIT`, each
+ * inside its own SAVEPOINT, so a job that throws rolls back only its own writes
+ * and rejects only its own promise. Every promise settles after the COMMIT (or
+ * the ROLLBACK), so nothing is acknowledged before it is durable, and one fsync
+ * serves the whole group.
+ *
+ * A job MUST only await database calls on the connection it is given: jobs run
+ * one after another on SQLite's single connection while the write lock is held,
+ * so awaiting anything else (a timer, a network call, a query through the
+ * top-level Kysely instance) stalls or deadlocks the group.
+ *
+ * PostgreSQL: an ordinary transaction per job on a pooled connection (commits are
+ * already concurrent there); callers lock rows with FOR UPDATE.
  */
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
 import type { Db } from './db.js';
 import type { Database } from './schema.js';
 
 export type Tx = Kysely<Database> | Transaction<Database>;
 
-export async function inWriteTransaction<T>(db: Db, fn: (trx: Tx) => Promise<T>): Promise<T> {
+export interface WriteOptions {
+  /**
+   * SQLite only: false runs the job in its own transaction and commit, not grouped
+   * with others (for work that must not share a commit, or that awaits more than
+   * database calls on its connection). Default true.
+   */
+  group?: boolean;
+}
+
+/** Most jobs in one grouped transaction; the rest go in the next one. */
+export const MAX_GROUP = 200;
+
+export async function inWriteTransaction<T>(db: Db, fn: (trx: Tx) => Promise<T>, opts: WriteOptions = {}): Promise<T> {
   if (db.dialect === 'postgres') {
     return db.kysely.transaction().execute(fn);
   }
+  if (opts.group === false) return ownTransaction(db, fn);
+  let committer = committers.get(db.kysely);
+  if (!committer) {
+    committer = new GroupCommitter(db.kysely);
+    committers.set(db.kysely, committer);
+  }
+  return committer.enqueue(fn);
+}
+
+const raw = (conn: Tx, statement: string) => conn.executeQuery(CompiledQuery.raw(statement));
+
+/** One job, one transaction (the behaviour before group commit). */
+function ownTransaction<T>(db: Db, fn: (trx: Tx) => Promise<T>): Promise<T> {
   // One connection for the whole transaction (Kysely's SQLite dialect hands out
   // its single connection under a mutex, so nothing else interleaves).
   return db.kysely.connection().execute(async (conn) => {
-    await sql`BEGIN IMMEDIATE`.execute(conn);
+    await raw(conn, 'BEGIN IMMEDIATE');
     try {
       const result = await fn(conn);
-      await sql`COMMIT`.execute(conn);
+      await raw(conn, 'COMMIT');
       return result;
     } catch (err) {
-      await sql`ROLLBACK`.execute(conn).catch(() => undefined);
+      await raw(conn, 'ROLLBACK').catch(() => undefined);
       throw err;
     }
   });
+}
+
+interface Job {
+  fn: (trx: Tx) => Promise<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** A job's error left the transaction unusable (SQLite rolled it back itself): the group must be redone without it. */
+class GroupBroken extends Error {
+  constructor(
+    readonly culprit: number,
+    readonly jobError: unknown,
+  ) {
+    super('a write job broke the grouped transaction');
+  }
+}
+
+const committers = new WeakMap<Kysely<Database>, GroupCommitter>();
+
+class GroupCommitter {
+  private queue: Job[] = [];
+  private scheduled = false;
+  private running = false;
+
+  constructor(private readonly kysely: Kysely<Database>) {}
+
+  enqueue<T>(fn: (trx: Tx) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      this.schedule();
+    });
+  }
+
+  /**
+   * Flush in the check phase of this event-loop turn: every job queued by the I/O
+   * callbacks (and their microtasks) of this turn joins the group. While a group
+   * runs, new jobs wait for the next turn, so I/O that arrived during its fsync
+   * is read first and joins the next group.
+   */
+  private schedule(): void {
+    if (this.scheduled || this.running) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.running = true;
+    let batch = this.queue.splice(0, MAX_GROUP);
+    try {
+      if (batch.length === 0) return;
+      for (;;) {
+        try {
+          const outcomes = await this.runGroup(batch);
+          batch.forEach((job, i) => {
+            const o = outcomes[i]!;
+            if (o.ok) job.resolve(o.value);
+            else job.reject(o.error);
+          });
+          break;
+        } catch (err) {
+          if (err instanceof GroupBroken) {
+            // Nothing was committed. The culprit fails; the others run again without it.
+            batch[err.culprit]!.reject(err.jobError);
+            batch = batch.filter((_, i) => i !== err.culprit);
+            if (batch.length > 0) continue;
+            break;
+          }
+          // BEGIN or COMMIT failed: nothing of this group is durable.
+          for (const job of batch) job.reject(err);
+          break;
+        }
+      }
+    } finally {
+      this.running = false;
+      if (this.queue.length > 0) this.schedule();
+    }
+  }
+
+  private runGroup(batch: Job[]): Promise<Outcome[]> {
+    return this.kysely.connection().execute(async (conn) => {
+      const outcomes: Outcome[] = [];
+      await raw(conn, 'BEGIN IMMEDIATE');
+      try {
+        if (batch.length === 1) {
+          // Alone: its own error rolls the whole (single-job) transaction back.
+          outcomes.push({ ok: true, value: await batch[0]!.fn(conn) });
+        } else {
+          for (let i = 0; i < batch.length; i++) {
+            await raw(conn, 'SAVEPOINT group_job');
+            try {
+              const value = await batch[i]!.fn(conn);
+              await raw(conn, 'RELEASE group_job');
+              outcomes.push({ ok: true, value });
+            } catch (error) {
+              try {
+                await raw(conn, 'ROLLBACK TO group_job');
+                await raw(conn, 'RELEASE group_job');
+              } catch {
+                throw new GroupBroken(i, error);
+              }
+              outcomes.push({ ok: false, error });
+            }
+          }
+        }
+        await raw(conn, 'COMMIT');
+        return outcomes;
+      } catch (err) {
+        await raw(conn, 'ROLLBACK').catch(() => undefined);
+        if (batch.length === 1 && !(err instanceof GroupBroken)) return [{ ok: false, error: err }];
+        throw err;
+      }
+    });
+  }
 }

@@ -1,0 +1,196 @@
+/**
+ * Group commit (src/store/tx.ts, DESIGN.md §9): write jobs queued together share one
+ * transaction, each in its own savepoint. A job that fails leaves no trace and fails
+ * alone; every promise settles only after the commit, so what a caller is told has
+ * been written is already visible to (and durable for) every other connection.
+ */
+import { randomUUID } from 'node:crypto';
+import SQLite from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDb, sqlitePathFromUrl, type Db } from '../../src/store/db.js';
+import { openStore, type OperationRow, type Store } from '../../src/store/index.js';
+import { inWriteTransaction } from '../../src/store/tx.js';
+import { dialects, type TestDatabase } from '../helpers/databases.js';
+
+function newOperation(tenantId: string, agentId: string, over: Partial<OperationRow> = {}): OperationRow {
+  const now = Date.now();
+  return {
+    id: randomUUID(),
+    tenant_id: tenantId,
+    agent_id: agentId,
+    type: 'create_media_buy',
+    status: 'submitted',
+    task_id: null,
+    context_id: null,
+    idempotency_key: randomUUID(),
+    request_body: '{}',
+    result: null,
+    error: null,
+    needs_input: 0,
+    input_message: null,
+    stalled: 0,
+    stalled_reason: null,
+    deadline_at: null,
+    next_check_at: null,
+    check_kind: null,
+    poll_count: 0,
+    attempt: 0,
+    lease_owner: null,
+    lease_until: null,
+    lease_epoch: 0,
+    webhook_mode: 'none',
+    webhook_token: null,
+    webhook_secret_enc: null,
+    last_observed_at: null,
+    created_at: now,
+    updated_at: now,
+    completed_at: null,
+    parent_id: null,
+    ...over,
+  };
+}
+
+describe.each(dialects)('group commit on $name', ({ name, make }) => {
+  let database: TestDatabase;
+  let store: Store;
+  let other: Db;
+  let tenantId: string;
+  let agentId: string;
+
+  beforeAll(async () => {
+    database = await make();
+    store = await openStore(database.url);
+    other = openDb(database.url);
+    tenantId = (await store.tenants.ensureTenant('acme')).id;
+    agentId = (await store.agents.insert({ tenantId, name: 's', role: 'seller', url: 'http://127.0.0.1:1/mcp', protocol: 'mcp' })).id;
+  });
+  afterAll(async () => {
+    await other?.close();
+    await store?.close();
+    await database?.drop();
+  });
+
+  async function seed(n: number): Promise<OperationRow[]> {
+    const ops = Array.from({ length: n }, () => newOperation(tenantId, agentId));
+    await Promise.all(ops.map((op) => store.operations.insert(op, { source: 'user', kind: 'created', to: 'submitted' })));
+    return ops;
+  }
+
+  const statusSeenByOther = async (id: string) =>
+    (await other.kysely.selectFrom('operations').select('status').where('id', '=', id).executeTakeFirst())?.status;
+  const eventsSeenByOther = async (id: string) =>
+    (await other.kysely.selectFrom('operation_events').select('kind').where('operation_id', '=', id).execute()).map((e) => e.kind);
+
+  it('commits the others when one concurrent mutate throws in its plan; the thrower leaves nothing', async () => {
+    const ops = await seed(6);
+    const thrower = 3;
+    const settled: Array<{ i: number; ok: boolean; visibleAtSettle: (string | undefined)[] }> = [];
+    // On SQLite the other connection can read synchronously at the very moment a promise settles.
+    const raw = name === 'sqlite' ? new SQLite(sqlitePathFromUrl(database.url), { readonly: true }) : undefined;
+    const seenNow = () =>
+      raw ? ops.map((op) => (raw.prepare('SELECT status FROM operations WHERE id = ?').get(op.id) as { status: string }).status) : [];
+
+    const calls = ops.map((op, i) =>
+      store.operations
+        .mutate(op.id, null, (row) => {
+          if (i === thrower) throw new Error('plan failed');
+          return {
+            patch: { status: 'completed', completed_at: Date.now() },
+            events: [{ source: 'poll', kind: 'transition', from: row.status, to: 'completed' }],
+            value: i,
+          };
+        })
+        .then(
+          (r) => settled.push({ i, ok: r.outcome === 'applied', visibleAtSettle: seenNow() }),
+          (err: Error) => {
+            expect(err.message).toBe('plan failed');
+            settled.push({ i, ok: false, visibleAtSettle: seenNow() });
+          },
+        ),
+    );
+    await Promise.all(calls);
+    raw?.close();
+
+    expect(settled.map((s) => s.ok).sort()).toEqual([false, true, true, true, true, true]);
+    for (const [i, op] of ops.entries()) {
+      expect(await statusSeenByOther(op.id)).toBe(i === thrower ? 'submitted' : 'completed');
+      expect(await eventsSeenByOther(op.id)).toEqual(i === thrower ? ['created'] : ['created', 'transition']);
+    }
+    if (raw) {
+      // Every promise, the thrower's included, settled after the one commit of all the others.
+      const expected = ops.map((_, i) => (i === thrower ? 'submitted' : 'completed'));
+      for (const s of settled) expect(s.visibleAtSettle).toEqual(expected);
+    }
+  });
+
+  it('rolls back only the job whose statement failed (unique violation) in a group of inserts', async () => {
+    const a = newOperation(tenantId, agentId, { task_id: `t-${randomUUID()}` });
+    const clash = newOperation(tenantId, agentId, { task_id: a.task_id });
+    const b = newOperation(tenantId, agentId);
+    const results = await Promise.allSettled([
+      store.operations.insert(a, { source: 'user', kind: 'created' }),
+      store.operations.insert(clash, { source: 'user', kind: 'created' }),
+      store.operations.insert(b, { source: 'user', kind: 'created' }),
+    ]);
+    // SQLite runs the group in order (the second fails); PostgreSQL commits concurrently (either may win).
+    const [first, second, third] = results.map((r) => r.status);
+    expect([first, second].sort()).toEqual(['fulfilled', 'rejected']);
+    expect(third).toBe('fulfilled');
+    const [winner, loser] = first === 'fulfilled' ? [a, clash] : [clash, a];
+    expect(await statusSeenByOther(winner.id)).toBe('submitted');
+    expect(await statusSeenByOther(b.id)).toBe('submitted');
+    expect(await statusSeenByOther(loser.id)).toBeUndefined();
+    expect(await eventsSeenByOther(loser.id)).toEqual([]);
+  });
+
+  it('leases are still checked per job inside a group', async () => {
+    const [op] = await seed(1);
+    await store.db.kysely.updateTable('operations').set({ next_check_at: 1 }).where('id', '=', op!.id).execute();
+    const [claimed] = await store.operations.claimDue('w', 2, 60_000, 1);
+    expect(claimed!.id).toBe(op!.id);
+    const write = (epoch: number) =>
+      store.operations.mutate(op!.id, { owner: 'w', epoch }, () => ({ patch: { status: 'working', lease_owner: null, lease_until: null }, value: epoch }));
+    const [stale, fresh] = await Promise.all([write(claimed!.lease_epoch - 1), write(claimed!.lease_epoch)]);
+    expect(stale.outcome).toBe('lease_lost');
+    expect(fresh.outcome).toBe('applied');
+    expect(await statusSeenByOther(op!.id)).toBe('working');
+  });
+
+  it('can still run a write on its own, outside any group', async () => {
+    const [op] = await seed(1);
+    const value = await inWriteTransaction(
+      store.db,
+      async (trx) => {
+        await trx.updateTable('operations').set({ status: 'working' }).where('id', '=', op!.id).execute();
+        return 7;
+      },
+      { group: false },
+    );
+    expect(value).toBe(7);
+    expect(await statusSeenByOther(op!.id)).toBe('working');
+    await expect(
+      inWriteTransaction(
+        store.db,
+        async (trx) => {
+          await trx.updateTable('operations').set({ status: 'failed' }).where('id', '=', op!.id).execute();
+          throw new Error('nope');
+        },
+        { group: false },
+      ),
+    ).rejects.toThrow('nope');
+    expect(await statusSeenByOther(op!.id)).toBe('working');
+  });
+
+  it('runs more jobs than one group holds, all committed', async () => {
+    const ops = await seed(450);
+    const results = await Promise.all(ops.map((op) => store.operations.mutate(op.id, null, () => ({ patch: { status: 'working' }, value: null }))));
+    expect(results.every((r) => r.outcome === 'applied')).toBe(true);
+    const { count } = (await other.kysely
+      .selectFrom('operations')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .where('id', 'in', ops.map((o) => o.id))
+      .where('status', '=', 'working')
+      .executeTakeFirstOrThrow()) as { count: number | string };
+    expect(Number(count)).toBe(450);
+  });
+});
