@@ -351,20 +351,40 @@ export class OperationService {
     alongside?: (trx: Tx, outcome: ObservationOutcome) => Promise<void>,
   ): Promise<MutateResult<ObservationOutcome>> {
     const now = this.clock.now();
-    const result = await this.commit(
-      operationId,
-      lease,
-      (row) => {
-        const plan = planObservation(row, obs, this.options, now, this.clock.random);
-        if (lease) plan.patch = { ...plan.patch, ...releasedLease(), ...(isTerminal(row.status as OperationStatus) ? { next_check_at: null, check_kind: null } : {}) };
-        return plan;
-      },
-      now,
-      alongside,
-    );
+    const result = await this.store.operations.mutate(operationId, lease, this.observationPlan(lease, obs, now), now, alongside);
+    await this.observed(operationId, result);
+    return result;
+  }
+
+  /**
+   * The write of `observe` inside a write transaction the caller holds (e.g. a webhook's
+   * dedupe insert and its apply in one commit). Only database calls on `trx` are awaited.
+   * Call `observed` with the result once that transaction has committed.
+   */
+  async observeIn(
+    trx: Tx,
+    operationId: string,
+    lease: Lease | null,
+    obs: TaskObservation,
+    alongside?: (trx: Tx, outcome: ObservationOutcome) => Promise<void>,
+  ): Promise<MutateResult<ObservationOutcome>> {
+    const now = this.clock.now();
+    return this.store.operations.mutateIn(trx, operationId, lease, this.observationPlan(lease, obs, now), now, alongside);
+  }
+
+  /** After an observation committed: change notice, metrics, log. */
+  async observed(operationId: string, result: MutateResult<ObservationOutcome>): Promise<void> {
+    if (result.outcome === 'applied' && result.events.length > 0) this.bus.publish({ operation: result.row, events: result.events });
     if (result.outcome === 'applied') await this.recordObservationMetrics(result.row, result.events);
     if (result.outcome === 'lease_lost') this.log.info({ operation_id: operationId }, 'lease lost before writing; discarded');
-    return result;
+  }
+
+  private observationPlan(lease: Lease | null, obs: TaskObservation, now: number) {
+    return (row: OperationRow): MutationPlan<ObservationOutcome> => {
+      const plan = planObservation(row, obs, this.options, now, this.clock.random);
+      if (lease) plan.patch = { ...plan.patch, ...releasedLease(), ...(isTerminal(row.status as OperationStatus) ? { next_check_at: null, check_kind: null } : {}) };
+      return plan;
+    };
   }
 
   async get(tenantId: string, id: string): Promise<OperationRow> {

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import type { Db } from './db.js';
 import type { WebhookDeliveriesTable } from './schema.js';
-import type { Tx } from './tx.js';
+import { inWriteTransaction, type Tx } from './tx.js';
 
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
 
@@ -29,7 +29,17 @@ export interface NewDelivery {
 export class DeliveriesRepo {
   constructor(private readonly db: Db) {}
 
+  /** Stores a delivery on its own (grouped commit on SQLite); see recordIn. */
   async record(d: NewDelivery, now = Date.now()): Promise<RecordResult> {
+    if (this.db.dialect === 'sqlite') return inWriteTransaction(this.db, (trx) => this.recordIn(trx, d, now));
+    return this.recordIn(this.db.kysely, d, now);
+  }
+
+  /**
+   * Inserts the delivery as `received` unless (sender, key) is known, in the caller's
+   * transaction (or autocommit with the top-level instance), and says which case it was.
+   */
+  async recordIn(trx: Tx, d: NewDelivery, now = Date.now()): Promise<RecordResult> {
     const row: DeliveryRow = {
       id: randomUUID(),
       sender: d.sender,
@@ -42,13 +52,13 @@ export class DeliveriesRepo {
       received_at: now,
       applied_at: null,
     };
-    const inserted = await this.db.kysely
+    const inserted = await trx
       .insertInto('webhook_deliveries')
       .values(row)
       .onConflict((oc) => oc.columns(['sender', 'idempotency_key']).doNothing())
       .executeTakeFirst();
     if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) return { kind: 'new', delivery: row };
-    const existing = await this.db.kysely
+    const existing = await trx
       .selectFrom('webhook_deliveries')
       .selectAll()
       .where('sender', '=', d.sender)

@@ -21,6 +21,10 @@ import type { AuthResult } from './result.js';
 import { authenticateRfc9421 } from './rfc9421.js';
 import { strictJsonParse } from './strict-json.js';
 import type { WebhookPayload } from './extract.js';
+import type { NewDelivery, RecordResult } from '../store/deliveries-repo.js';
+import type { MutateResult } from '../store/operations-repo.js';
+import { inWriteTransaction } from '../store/tx.js';
+import type { ObservationOutcome, TaskObservation } from '../engine/observation-plan.js';
 
 export const MAX_WEBHOOK_BYTES = 1024 * 1024;
 
@@ -94,17 +98,56 @@ export class WebhookReceiver {
     if (conflict) return conflict;
 
     const fingerprint = webhookFingerprint(parsed.value);
-    const recorded = await this.deps.store.deliveries.record(
-      {
-        sender: op.agent_id,
-        // A2A bodies may carry no key: a delivery is then identified by its content.
-        idempotencyKey: payload.idempotencyKey ?? `content:${fingerprint}`,
-        fingerprint,
-        operationId: op.id,
-        payload: req.rawBody.toString('utf8'),
-      },
-      this.now(),
-    );
+    const delivery: NewDelivery = {
+      sender: op.agent_id,
+      // A2A bodies may carry no key: a delivery is then identified by its content.
+      idempotencyKey: payload.idempotencyKey ?? `content:${fingerprint}`,
+      fingerprint,
+      operationId: op.id,
+      payload: req.rawBody.toString('utf8'),
+    };
+
+    // Dedupe insert and apply in ONE write transaction (group-committed on SQLite):
+    // one commit per new delivery, acknowledged only after it.
+    let together: { recorded: RecordResult; applied?: MutateResult<ObservationOutcome> };
+    try {
+      together = await inWriteTransaction(this.deps.store.db, async (trx) => {
+        const now = this.now();
+        const recorded = await this.deps.store.deliveries.recordIn(trx, delivery, now);
+        if (recorded.kind !== 'new') return { recorded };
+        const applied = await this.deps.operations.observeIn(trx, op.id, null, observationOf(payload), (t, outcome) =>
+          this.deps.store.deliveries.markApplied(t, recorded.delivery.id, outcome, now),
+        );
+        return { recorded, applied };
+      });
+    } catch (err) {
+      // Nothing of it committed. Store it on its own, then apply: if applying fails
+      // again the stored row waits for the recovery sweep.
+      this.deps.log.warn({ err, operation_id: op.id }, 'webhook: recording and applying together failed; storing first');
+      return this.storeThenApply(op.id, delivery, payload);
+    }
+    const refused = this.duplicateAnswer(together.recorded);
+    if (refused) return refused;
+    const applied = together.applied!;
+    await this.deps.operations.observed(op.id, applied);
+    return acceptedAnswer(applied.outcome === 'not_found' || applied.outcome === 'lease_lost' ? applied.outcome : applied.value);
+  }
+
+  /** Two commits: the delivery is stored, then applied (the path before group commit, kept for when the apply fails). */
+  private async storeThenApply(operationId: string, delivery: NewDelivery, payload: WebhookPayload): Promise<WebhookAnswer> {
+    const recorded = await this.deps.store.deliveries.record(delivery, this.now());
+    const refused = this.duplicateAnswer(recorded);
+    if (refused) return refused;
+    try {
+      return acceptedAnswer(await this.apply(operationId, recorded.delivery.id, payload));
+    } catch (err) {
+      // Stored but not applied: the recovery sweep applies it; the sender's retry gets 503 until then.
+      this.deps.log.error({ err, operation_id: operationId }, 'webhook stored but not applied');
+      return fail(503, 'webhook_apply_failed', 'stored; not yet applied', { 'retry-after': '5' });
+    }
+  }
+
+  private duplicateAnswer(recorded: RecordResult): WebhookAnswer | null {
     switch (recorded.kind) {
       case 'duplicate_applied':
         return { statusCode: 200, body: { status: 'duplicate' }, outcome: 'duplicate' };
@@ -112,15 +155,8 @@ export class WebhookReceiver {
         return fail(503, 'webhook_in_flight', 'this delivery is still being applied; retry shortly', { 'retry-after': '1' });
       case 'payload_mismatch':
         return fail(409, 'webhook_idempotency_conflict', 'this idempotency_key was delivered before with a different payload');
-    }
-
-    try {
-      const applied = await this.apply(op.id, recorded.delivery.id, payload);
-      return { statusCode: 200, body: { status: 'accepted', outcome: applied }, outcome: applied === 'transition' || applied === 'same' ? 'accepted' : applied };
-    } catch (err) {
-      // Stored but not applied: the recovery sweep applies it; the sender's retry gets 503 until then.
-      this.deps.log.error({ err, operation_id: op.id }, 'webhook stored but not applied');
-      return fail(503, 'webhook_apply_failed', 'stored; not yet applied', { 'retry-after': '5' });
+      default:
+        return null;
     }
   }
 
@@ -129,16 +165,7 @@ export class WebhookReceiver {
     const result = await this.deps.operations.observe(
       operationId,
       null,
-      {
-        status: payload.status,
-        source: 'webhook',
-        taskId: payload.taskIdSource === 'adcp' ? payload.taskId : undefined,
-        contextId: payload.contextId,
-        message: payload.message,
-        timestamp: payload.timestamp,
-        data: payload.data ?? undefined,
-        error: payload.error,
-      },
+      observationOf(payload),
       (trx, outcome) => this.deps.store.deliveries.markApplied(trx, deliveryId, outcome, this.now()),
     );
     if (result.outcome === 'not_found' || result.outcome === 'lease_lost') return result.outcome;
@@ -208,4 +235,21 @@ export class WebhookReceiver {
     if (!op.webhook_secret_enc) throw new Error(`operation ${op.id} has no webhook secret`);
     return this.deps.secrets.open(op.webhook_secret_enc);
   }
+}
+
+function observationOf(payload: WebhookPayload): TaskObservation {
+  return {
+    status: payload.status,
+    source: 'webhook',
+    taskId: payload.taskIdSource === 'adcp' ? payload.taskId : undefined,
+    contextId: payload.contextId,
+    message: payload.message,
+    timestamp: payload.timestamp,
+    data: payload.data ?? undefined,
+    error: payload.error,
+  };
+}
+
+function acceptedAnswer(applied: string): WebhookAnswer {
+  return { statusCode: 200, body: { status: 'accepted', outcome: applied }, outcome: applied === 'transition' || applied === 'same' ? 'accepted' : applied };
 }

@@ -1,13 +1,18 @@
 /**
  * "A crash between receiving a webhook and applying it loses nothing."
  *
- * Two ways:
+ * Three ways:
  *  1. A real process kill. The orchestrator runs in a child process whose
- *     OperationService.observe is replaced by a SIGKILL of the process: a real
- *     signed webhook POSTed to it goes through the real route and receiver,
- *     is stored in webhook_deliveries, and the process dies before applying it
- *     (no reply, no clean shutdown). A new orchestrator on the same SQLite
- *     file applies it at start; the seller's retry is then a 2xx duplicate.
+ *     apply is replaced by a SIGKILL of the process. The receiver stores and
+ *     applies a delivery in one transaction; when that fails it stores the
+ *     delivery on its own and applies it after. Killed in the middle of the one
+ *     transaction, nothing was committed nor acknowledged: the seller's retry is
+ *     applied by the next orchestrator. Killed after the delivery was stored on
+ *     its own (the one transaction failed first): a real signed webhook went
+ *     through the real route and receiver, is stored in webhook_deliveries, and
+ *     the process dies before applying it (no reply, no clean shutdown). A new
+ *     orchestrator on the same SQLite file applies it at start; the seller's
+ *     retry is then a 2xx duplicate.
  *  2. In process: a `received` delivery row written by hand, in the format the
  *     receiver stores (the raw body text), the app closed, a new app started
  *     on the same database file.
@@ -136,15 +141,23 @@ import { loadConfig } from './src/config.ts';
 import { createLogger } from './src/logger.ts';
 const config = loadConfig(JSON.parse(process.env.CRASH_TEST_CONFIG));
 const app = await createApp({ config, logger: createLogger('silent') });
-app.operations.observe = () => {
+const die = () => {
   process.kill(process.pid, 'SIGKILL');
   return new Promise(() => {});
 };
+if (process.env.CRASH_TEST_WHERE === 'in-transaction') {
+  // Dies inside the one transaction that stores and applies the delivery, before its commit.
+  app.operations.observeIn = die;
+} else {
+  // The one transaction fails, so the delivery is stored on its own; dies applying it.
+  app.operations.observeIn = async () => { throw new Error('apply failed'); };
+  app.operations.observe = die;
+}
 const url = await app.listen();
 process.stdout.write(JSON.stringify({ url }) + '\\n');
 `;
 
-async function startDoomedChild(database: TestDatabase): Promise<{ child: ChildProcess; url: string }> {
+async function startDoomedChild(database: TestDatabase, where: 'in-transaction' | 'after-store' = 'after-store'): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort();
   const config = {
     ADCP_ORCH_DATABASE_URL: database.url,
@@ -156,7 +169,7 @@ async function startDoomedChild(database: TestDatabase): Promise<{ child: ChildP
   };
   const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', CHILD], {
     cwd: ROOT,
-    env: { ...process.env, CRASH_TEST_CONFIG: JSON.stringify(config) },
+    env: { ...process.env, CRASH_TEST_CONFIG: JSON.stringify(config), CRASH_TEST_WHERE: where },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   cleanups.push(async () => {
@@ -182,7 +195,41 @@ async function startDoomedChild(database: TestDatabase): Promise<{ child: ChildP
 }
 
 describe('a crash between receiving a webhook and applying it loses nothing', () => {
-  it('real process kill after the delivery is stored: applied by the next orchestrator at start', async () => {
+  it('real process kill inside the transaction that stores and applies: nothing kept, the retry is applied', async () => {
+    const database = tempSqlite();
+    cleanups.push(() => database.drop());
+
+    const first = await start(database);
+    const agentId = await first.registerAgent({ url: 'http://127.0.0.1:9/mcp' });
+    const op = await createHmacOperation(first, agentId);
+    await first.close();
+
+    const { child, url } = await startDoomedChild(database, 'in-transaction');
+    const exit = once(child, 'exit');
+    const body = completedBody(op);
+    const delivery = fetch(`${url}/webhooks/adcp/${op.token}`, { method: 'POST', headers: hmacHeaders(op.secret, body), body });
+    await expect(delivery).rejects.toThrow();
+    const [code, signal] = await exit;
+    expect(code).toBeNull();
+    expect(signal).toBe('SIGKILL');
+
+    // Not acknowledged, so nothing may be half-kept: no delivery row, the operation untouched.
+    const left = await storedState(database, op.id);
+    expect(left.status).toBe('submitted');
+    expect(left.deliveries).toHaveLength(0);
+
+    // The seller never got an answer and retries: applied once.
+    const second = await start(database);
+    const retry = await fetch(`${second.url}/webhooks/adcp/${op.token}`, { method: 'POST', headers: hmacHeaders(op.secret, body), body });
+    expect(retry.status).toBe(200);
+    expect(await retry.json()).toMatchObject({ status: 'accepted' });
+    const view = await second.api('GET', `/v1/operations/${op.id}`);
+    expect(view.body.status).toBe('completed');
+    expect(view.body.events.filter((e: any) => e.kind === 'transition')).toHaveLength(1);
+    expect((await storedState(database, op.id)).deliveries.map((d) => d.state)).toEqual(['applied']);
+  });
+
+  it('real process kill after the delivery is stored (its one transaction failed): applied by the next orchestrator at start', async () => {
     const database = tempSqlite();
     cleanups.push(() => database.drop());
 
