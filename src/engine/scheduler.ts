@@ -71,7 +71,7 @@ export class Scheduler {
       }
       if (!this.running) break;
       // A full page means more may be due: go again at once (after yielding).
-      if (claimed > 0 && this.inFlight < this.allowedConcurrency()) {
+      if (claimed > 0 && this.roomToClaim() > 0) {
         await new Promise((r) => setImmediate(r));
         continue;
       }
@@ -88,8 +88,21 @@ export class Scheduler {
     return Math.max(1, Math.ceil(this.options.concurrency * share));
   }
 
+  /**
+   * Claims a page, not a row per finished task: while work is running it waits until
+   * at least a quarter of the allowed slots are free (idle, it claims whatever is due),
+   * so one claim statement leases many rows.
+   */
+  private roomToClaim(): number {
+    const allowed = this.allowedConcurrency();
+    const room = allowed - this.inFlight;
+    if (room <= 0) return 0;
+    if (this.inFlight > 0 && room < Math.max(1, Math.floor(allowed / 4))) return 0;
+    return room;
+  }
+
   private async claimAndDispatch(): Promise<number> {
-    const room = this.allowedConcurrency() - this.inFlight;
+    const room = this.roomToClaim();
     if (room <= 0) return 0;
     const rows = await this.store.operations.claimDue(this.options.instanceId, this.clock.now(), this.options.leaseMs, room);
     for (const row of rows) this.dispatch(row);
@@ -112,7 +125,8 @@ export class Scheduler {
   }
 
   private async sleepMs(): Promise<number> {
-    if (this.inFlight >= this.allowedConcurrency()) return Math.min(this.options.tickMs, 100);
+    // Busy (too few free slots to claim a page): a finishing task wakes us; no need to look at timers.
+    if (this.inFlight > 0 && this.roomToClaim() === 0) return Math.min(this.options.tickMs, 100);
     const next = await this.store.operations.nextDueAt(this.clock.now()).catch(() => null);
     if (next === null) return this.options.tickMs;
     return Math.max(0, Math.min(this.options.tickMs, next - this.clock.now()));

@@ -37,12 +37,53 @@ describe('scheduler warm-up', () => {
     expect(running.size).toBe(10);
     for (const finish of running) finish();
     running.clear();
+    // Let those finish (the scheduler refills its warm-up share) before the clock moves on.
+    await new Promise((r) => setTimeout(r, 30));
     now += 10_000; // warm-up over
     scheduler.wake();
     await new Promise((r) => setTimeout(r, 30));
     // Warm: the full concurrency is in flight at once.
     expect(running.size).toBe(100);
     for (const finish of running) finish();
+    await scheduler.stop(100);
+  });
+
+  it('claims a page once a quarter of the slots are free, not a row per finished task', async () => {
+    const asked: number[] = [];
+    const store = {
+      operations: {
+        claimDue: async (_owner: string, _at: number, _lease: number, limit: number) => {
+          asked.push(limit);
+          return Array.from({ length: limit }, (_, i) => ({ id: `op${asked.length}-${i}` }) as OperationRow);
+        },
+        nextDueAt: async () => 0,
+      },
+    } as unknown as Store;
+    const running: Array<() => void> = [];
+    const scheduler = new Scheduler(
+      store,
+      () => new Promise<void>((resolve) => running.push(resolve)),
+      { now: () => 1_000_000, random: () => 0 },
+      pino({ level: 'silent' }),
+      { instanceId: 'me', leaseMs: 1000, concurrency: 100, tickMs: 5, warmupMs: 0 },
+    );
+    const settle = () => new Promise((r) => setTimeout(r, 30));
+    scheduler.start();
+    await settle();
+    expect(asked).toEqual([100]);
+    // 24 finish one by one: fewer than a quarter free, nothing claimed.
+    for (const finish of running.splice(0, 24)) {
+      finish();
+      await new Promise((r) => setImmediate(r));
+    }
+    await settle();
+    expect(asked).toEqual([100]);
+    // The 25th frees a quarter: one claim for all 25 slots.
+    running.splice(0, 1)[0]!();
+    await settle();
+    expect(asked).toEqual([100, 25]);
+    expect(running.length).toBe(100);
+    for (const finish of running.splice(0)) finish();
     await scheduler.stop(100);
   });
 });
