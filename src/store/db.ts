@@ -6,7 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 
@@ -42,7 +42,7 @@ export function openDb(url: string, opts: { poolSize?: number } = {}): Db {
     database.pragma('synchronous = FULL');
     database.pragma('busy_timeout = 10000');
     database.pragma('foreign_keys = ON');
-    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
     return { kysely, dialect: 'sqlite', describe: `sqlite:${path}`, close: () => kysely.destroy() };
   }
   if (/^postgres(ql)?:\/\//.test(url)) {
@@ -57,6 +57,32 @@ export function openDb(url: string, opts: { poolSize?: number } = {}): Db {
     };
   }
   throw new Error(`Unsupported database URL (want sqlite:<path> or postgres://…): ${url.split('@').pop()}`);
+}
+
+/**
+ * Kysely's SQLite driver calls `prepare()` for every query; on the hot paths that
+ * was ~0.03 ms per statement, 8 per webhook. Statements are reusable, so keep them
+ * by SQL text (bounded; the oldest is dropped first). Safe because Kysely hands the
+ * single connection out under a mutex and nothing here streams: one statement is
+ * never executing twice at once.
+ */
+function withStatementCache(database: SQLite.Database, max = 500): SqliteDatabase {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    prepare(sql: string) {
+      let stmt = cache.get(sql);
+      if (!stmt) {
+        stmt = database.prepare(sql);
+        if (cache.size >= max) cache.delete(cache.keys().next().value!);
+        cache.set(sql, stmt);
+      }
+      return stmt;
+    },
+    close() {
+      cache.clear();
+      database.close();
+    },
+  };
 }
 
 /** True for a unique-constraint violation on either dialect. */
