@@ -78,6 +78,11 @@ export class OperationService {
   }
 
   async create(input: CreateOperationInput): Promise<OperationRow> {
+    return (await this.insertOperation(input, false)).row;
+  }
+
+  /** Stores the operation; `inserted` is false when the same (agent, idempotency_key) already had one. */
+  private async insertOperation(input: CreateOperationInput, claim: boolean): Promise<{ row: OperationRow; inserted: boolean }> {
     const agent = await this.store.agents.getForTenant(input.tenantId, input.agentId);
     if (!agent) throw new EngineError('agent_not_found', `agent ${input.agentId} not found`, 404);
     const now = this.clock.now();
@@ -117,10 +122,12 @@ export class OperationService {
       next_check_at: now,
       check_kind: 'send',
       poll_count: 0,
-      attempt: 0,
-      lease_owner: null,
-      lease_until: null,
-      lease_epoch: 0,
+      // Created already leased by its creator when it is about to send it: no other worker
+      // or instance can claim it in between, and if we die the lease expires and it is resent.
+      attempt: claim ? 1 : 0,
+      lease_owner: claim ? this.options.instanceId : null,
+      lease_until: claim ? now + this.leaseMs : null,
+      lease_epoch: claim ? 1 : 0,
       webhook_mode: webhook.mode,
       webhook_token: webhook.token,
       webhook_secret_enc: webhook.secretSealed,
@@ -135,11 +142,11 @@ export class OperationService {
       events = await this.store.operations.insert(row, { source: 'user', kind: 'created', to: 'requested', at: now });
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;
-      return this.existingFor(row, params);
+      return { row: await this.existingFor(row, params), inserted: false };
     }
     this.bus.publish({ operation: row, events });
     this.metrics.transition(row.type, 'none', 'requested', 'user');
-    return row;
+    return { row, inserted: true };
   }
 
   /** The operation already holding this (agent, idempotency_key): the same request is the same operation. */
@@ -157,11 +164,10 @@ export class OperationService {
 
   /** Creates, then sends at once and waits a little for the first reply, so quick answers come back in the same request. */
   async createAndStart(input: CreateOperationInput): Promise<OperationRow> {
-    const row = await this.create(input);
-    if (row.status !== 'requested') return row;
-    const claimed = await this.store.operations.claimOne(row.id, this.options.instanceId, this.clock.now(), this.leaseMs);
-    if (!claimed) return row;
-    const sending = this.send(claimed).catch((err) => this.log.error({ err, operation_id: row.id }, 'send failed'));
+    const { row, inserted } = await this.insertOperation(input, true);
+    // An existing operation (the same idempotency key again) is already being driven.
+    if (!inserted) return row;
+    const sending = this.send(row).catch((err) => this.log.error({ err, operation_id: row.id }, 'send failed'));
     await Promise.race([sending, delay(this.options.syncWaitMs)]);
     return (await this.store.operations.get(row.id)) ?? row;
   }
