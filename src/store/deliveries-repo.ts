@@ -9,6 +9,7 @@ import type { Selectable } from 'kysely';
 import type { Db } from './db.js';
 import type { WebhookDeliveriesTable } from './schema.js';
 import { inWriteTransaction, type Tx } from './tx.js';
+import { CompiledQueries } from './compiled.js';
 
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
 
@@ -27,6 +28,9 @@ export interface NewDelivery {
 }
 
 export class DeliveriesRepo {
+  /** The webhook path's statements, compiled once. */
+  private readonly compiled = new CompiledQueries();
+
   constructor(private readonly db: Db) {}
 
   /** Stores a delivery on its own (grouped commit on SQLite); see recordIn. */
@@ -52,18 +56,19 @@ export class DeliveriesRepo {
       received_at: now,
       applied_at: null,
     };
-    const inserted = await trx
-      .insertInto('webhook_deliveries')
-      .values(row)
-      .onConflict((oc) => oc.columns(['sender', 'idempotency_key']).doNothing())
-      .executeTakeFirst();
-    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) return { kind: 'new', delivery: row };
-    const existing = await trx
-      .selectFrom('webhook_deliveries')
-      .selectAll()
-      .where('sender', '=', d.sender)
-      .where('idempotency_key', '=', d.idempotencyKey)
-      .executeTakeFirstOrThrow();
+    const columns = Object.keys(row) as Array<keyof DeliveryRow>;
+    const inserted = await this.compiled.execute(trx, 'insert', Object.values(row), (p) =>
+      trx
+        .insertInto('webhook_deliveries')
+        .values(Object.fromEntries(columns.map((c, i) => [c, p[i]])) as DeliveryRow)
+        .onConflict((oc) => oc.columns(['sender', 'idempotency_key']).doNothing()),
+    );
+    if (Number(inserted.numAffectedRows ?? 0) > 0) return { kind: 'new', delivery: row };
+    const { rows } = await this.compiled.execute(trx, 'byKey', [d.sender, d.idempotencyKey], ([sender, key]) =>
+      trx.selectFrom('webhook_deliveries').selectAll().where('sender', '=', sender).where('idempotency_key', '=', key),
+    );
+    const existing = rows[0];
+    if (!existing) throw new Error(`webhook delivery ${d.sender}/${d.idempotencyKey} neither inserted nor found`);
     if (existing.fingerprint !== d.fingerprint) return { kind: 'payload_mismatch', delivery: existing };
     if (existing.state === 'applied') return { kind: 'duplicate_applied', delivery: existing };
     return { kind: 'duplicate_in_flight', delivery: existing };
@@ -71,7 +76,9 @@ export class DeliveriesRepo {
 
   /** Marks a delivery applied inside the transaction that applied it. */
   async markApplied(trx: Tx, id: string, outcome: string, now = Date.now()): Promise<void> {
-    await trx.updateTable('webhook_deliveries').set({ state: 'applied', outcome, applied_at: now }).where('id', '=', id).execute();
+    await this.compiled.execute(trx, 'markApplied', ['applied', outcome, now, id], (p) =>
+      trx.updateTable('webhook_deliveries').set({ state: p[0], outcome: p[1], applied_at: p[2] }).where('id', '=', p[3]),
+    );
   }
 
   /** Deliveries stored but not applied, older than `olderThan` (left by a crash). */

@@ -11,6 +11,7 @@ import { sql, type Selectable } from 'kysely';
 import type { Db } from './db.js';
 import type { OperationsTable } from './schema.js';
 import { inWriteTransaction, type Tx } from './tx.js';
+import { CompiledQueries, isPrimitive } from './compiled.js';
 
 /** Columns added after the first schema are optional here, so code that builds rows need not know them all. */
 type LaterColumns = 'status_since' | 'reminded_at';
@@ -65,6 +66,9 @@ export interface ListFilters {
 }
 
 export class OperationsRepo {
+  /** The hot statements (webhook and poll paths), compiled once. */
+  private readonly compiled = new CompiledQueries();
+
   constructor(private readonly db: Db) {}
 
   async insert(row: OperationRow, event: NewEvent): Promise<EventRow[]> {
@@ -75,7 +79,10 @@ export class OperationsRepo {
   }
 
   async get(id: string): Promise<OperationRow | undefined> {
-    return this.db.kysely.selectFrom('operations').selectAll().where('id', '=', id).executeTakeFirst();
+    const { rows } = await this.compiled.execute(this.db.kysely, 'get', [id], ([p]) =>
+      this.db.kysely.selectFrom('operations').selectAll().where('id', '=', p),
+    );
+    return rows[0];
   }
 
   async getForTenant(tenantId: string, id: string): Promise<OperationRow | undefined> {
@@ -83,7 +90,10 @@ export class OperationsRepo {
   }
 
   async findByWebhookToken(token: string): Promise<OperationRow | undefined> {
-    return this.db.kysely.selectFrom('operations').selectAll().where('webhook_token', '=', token).executeTakeFirst();
+    const { rows } = await this.compiled.execute(this.db.kysely, 'byToken', [token], ([p]) =>
+      this.db.kysely.selectFrom('operations').selectAll().where('webhook_token', '=', p),
+    );
+    return rows[0];
   }
 
   async findByIdempotencyKey(agentId: string, idempotencyKey: string): Promise<OperationRow | undefined> {
@@ -227,9 +237,11 @@ export class OperationsRepo {
     now = Date.now(),
     alongside?: (trx: Tx, value: T) => Promise<void>,
   ): Promise<MutateResult<T>> {
-    let q = trx.selectFrom('operations').selectAll().where('id', '=', id);
-    if (this.db.dialect === 'postgres') q = q.forUpdate();
-    const row = await q.executeTakeFirst();
+    const { rows } = await this.compiled.execute(trx, 'getLocked', [id], ([p]) => {
+      const q = trx.selectFrom('operations').selectAll().where('id', '=', p);
+      return this.db.dialect === 'postgres' ? q.forUpdate() : q;
+    });
+    const row = rows[0];
     if (!row) return { outcome: 'not_found' as const };
     if (lease && (row.lease_owner !== lease.owner || row.lease_epoch !== lease.epoch)) {
       return { outcome: 'lease_lost' as const, row };
@@ -239,10 +251,27 @@ export class OperationsRepo {
     if (alongside) await alongside(trx, decided.value);
     if (!decided.patch && events.length === 0) return { outcome: 'unchanged' as const, row, value: decided.value };
     const patch: OperationPatch = { ...decided.patch, updated_at: now };
-    await trx.updateTable('operations').set(patch).where('id', '=', id).execute();
+    await this.update(trx, id, patch);
     const updated = { ...row, ...patch } as OperationRow;
     const written = await this.insertEvents(trx, updated, events, now);
     return { outcome: 'applied' as const, row: updated, value: decided.value, events: written };
+  }
+
+  /** UPDATE … SET <patch> WHERE id: compiled once per set of columns. */
+  private async update(trx: Tx, id: string, patch: OperationPatch): Promise<void> {
+    const entries = Object.entries(patch).filter(([, v]) => v !== undefined);
+    if (!entries.every(([, v]) => isPrimitive(v))) {
+      await trx.updateTable('operations').set(patch).where('id', '=', id).execute();
+      return;
+    }
+    const columns = entries.map(([k]) => k);
+    const params = [...entries.map(([, v]) => v as string | number | null), id];
+    await this.compiled.execute(trx, `update:${columns.join(',')}`, params, (p) =>
+      trx
+        .updateTable('operations')
+        .set(Object.fromEntries(columns.map((c, i) => [c, p[i]])))
+        .where('id', '=', p[columns.length]),
+    );
   }
 
   private async insertEvents(trx: Tx, row: OperationRow, events: NewEvent[], now = Date.now()): Promise<EventRow[]> {
@@ -257,6 +286,18 @@ export class OperationsRepo {
       to_status: e.to ?? null,
       detail: e.detail === undefined ? null : JSON.stringify(e.detail),
     }));
-    return trx.insertInto('operation_events').values(values).returningAll().execute();
+    if (values.length !== 1) return trx.insertInto('operation_events').values(values).returningAll().execute();
+    const v = values[0]!;
+    const { rows } = await this.compiled.execute(
+      trx,
+      'insertEvent',
+      [v.operation_id, v.tenant_id, v.at, v.source, v.kind, v.from_status, v.to_status, v.detail],
+      (p) =>
+        trx
+          .insertInto('operation_events')
+          .values({ operation_id: p[0], tenant_id: p[1], at: p[2], source: p[3], kind: p[4], from_status: p[5], to_status: p[6], detail: p[7] })
+          .returningAll(),
+    );
+    return rows as EventRow[];
   }
 }
