@@ -6,6 +6,7 @@
 import { sql } from 'kysely';
 import type { NonceInsertResult, NonceReplayStore } from '../adcp/webhook-signature.js';
 import type { Db } from './db.js';
+import { inWriteTransaction, type Tx } from './tx.js';
 
 export class DbNonceReplayStore implements NonceReplayStore {
   constructor(
@@ -13,9 +14,9 @@ export class DbNonceReplayStore implements NonceReplayStore {
     readonly maxPerKeyid = 100_000,
   ) {}
 
-  async isAtCapacity(keyid: string, nowMs: number): Promise<boolean> {
+  async isAtCapacity(keyid: string, nowMs: number, conn: Tx = this.db.kysely): Promise<boolean> {
     // OFFSET stops at the cap instead of counting every live nonce of a busy key.
-    const row = await this.db.kysely
+    const row = await conn
       .selectFrom('webhook_nonces')
       .select('nonce')
       .where('keyid', '=', keyid)
@@ -38,13 +39,19 @@ export class DbNonceReplayStore implements NonceReplayStore {
   }
 
   async checkAndInsert(keyid: string, nonce: string, expiresAtMs: number, nowMs: number): Promise<NonceInsertResult> {
-    if (await this.isAtCapacity(keyid, nowMs)) return 'rate_abuse';
+    // SQLite: a write job, so the insert shares a grouped commit instead of an fsync of its own.
+    if (this.db.dialect === 'sqlite') return inWriteTransaction(this.db, (trx) => this.checkAndInsertOn(trx, keyid, nonce, expiresAtMs, nowMs));
+    return this.checkAndInsertOn(this.db.kysely, keyid, nonce, expiresAtMs, nowMs);
+  }
+
+  private async checkAndInsertOn(conn: Tx, keyid: string, nonce: string, expiresAtMs: number, nowMs: number): Promise<NonceInsertResult> {
+    if (await this.isAtCapacity(keyid, nowMs, conn)) return 'rate_abuse';
     // Insert, or take over an expired entry; a live entry makes the statement return nothing.
     const { rows } = await sql<{ nonce: string }>`
       INSERT INTO webhook_nonces (keyid, nonce, expires_at) VALUES (${keyid}, ${nonce}, ${expiresAtMs})
       ON CONFLICT (keyid, nonce) DO UPDATE SET expires_at = excluded.expires_at
       WHERE webhook_nonces.expires_at <= ${nowMs}
-      RETURNING nonce`.execute(this.db.kysely);
+      RETURNING nonce`.execute(conn);
     return rows.length > 0 ? 'fresh' : 'replayed';
   }
 
