@@ -47,6 +47,12 @@ export function openDb(url: string, opts: { poolSize?: number } = {}): Db {
   }
   if (/^postgres(ql)?:\/\//.test(url)) {
     const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10 });
+    // An idle pooled connection the server drops (restart, failover, admin termination)
+    // is reported here; without a listener Node treats it as an uncaught error and the
+    // process dies. The pool discards that client and opens a fresh one when next needed.
+    pool.on('error', (err) => {
+      process.emitWarning(`PostgreSQL connection lost while idle: ${err.message}`, { code: 'ADCP_ORCH_PG_IDLE_ERROR' });
+    });
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     const parsed = new URL(url);
     return {
