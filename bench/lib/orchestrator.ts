@@ -10,6 +10,7 @@ import { createApp, type App } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import type { OperationRow } from '../../src/store/index.js';
+import { newOperationRow } from '../../src/store/operation-row.js';
 import { BENCH_SECRET_KEY, tempDir } from './common.js';
 
 export interface BenchApp {
@@ -146,40 +147,18 @@ export function seedOperations(dbPath: string, spec: SeedSpec): { ids: string[];
         // Sequential keys keep the unique (agent_id, idempotency_key) index an append (fast bulk seeding).
         const key = `${id}-${seedRun}`;
         const created = now - 60_000;
-        const row: OperationRow = {
-          id,
-          tenant_id: spec.tenantId,
-          agent_id: spec.agentId,
-          type: 'create_media_buy',
-          status: spec.status ?? 'submitted',
-          task_id: `task-${id}`,
-          context_id: null,
-          idempotency_key: key,
-          request_body: sampleRequestBody(id, key),
-          result: null,
-          error: null,
-          needs_input: 0,
-          input_message: null,
-          stalled: 0,
-          stalled_reason: null,
-          deadline_at: created + 24 * 3_600_000,
-          next_check_at: spec.nextCheckAt(i),
-          check_kind: spec.checkKind === undefined ? 'poll' : spec.checkKind,
-          poll_count: 0,
-          attempt: 0,
-          lease_owner: null,
-          lease_until: null,
-          lease_epoch: 0,
-          webhook_mode: spec.webhookMode ?? 'none',
-          webhook_token: null,
-          webhook_secret_enc: null,
-          last_observed_at: null,
-          created_at: created,
-          updated_at: created,
-          completed_at: null,
-          parent_id: null,
-          ...spec.row?.(i),
-        };
+        const row = newOperationRow(
+          { id, tenant_id: spec.tenantId, agent_id: spec.agentId, type: 'create_media_buy', idempotency_key: key, request_body: sampleRequestBody(id, key), created_at: created },
+          {
+            status: spec.status ?? 'submitted',
+            task_id: `task-${id}`,
+            deadline_at: created + 24 * 3_600_000,
+            next_check_at: spec.nextCheckAt(i),
+            check_kind: spec.checkKind === undefined ? 'poll' : spec.checkKind,
+            webhook_mode: spec.webhookMode ?? 'none',
+            ...spec.row?.(i),
+          },
+        );
         for (const c of COLUMNS) opVals.push((row as unknown as Record<string, unknown>)[c as string]);
         evVals.push(id, spec.tenantId, created, 'user', 'created', null, 'requested', null);
       }

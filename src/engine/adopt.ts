@@ -9,6 +9,7 @@ import type { ListedTask } from '../adcp/types.js';
 import { NEEDS_INPUT_STATUSES } from '../domain/status.js';
 import { deadlineFor } from '../domain/timing.js';
 import type { AgentRow, OperationRow } from '../store/index.js';
+import { newOperationRow } from '../store/operation-row.js';
 import type { NewEvent } from '../store/operations-repo.js';
 import { nextCheckFor, type TimingPolicy } from './observation-plan.js';
 
@@ -21,40 +22,26 @@ export function adoptedOperation(
 ): { row: OperationRow; event: NewEvent } {
   // No webhook was registered for a task we did not send: it is polled.
   const timer = nextCheckFor(task.status, { webhook_mode: 'none', poll_count: 0 }, timing, now, random, 'reconcile');
-  const row: OperationRow = {
-    id: randomUUID(),
-    tenant_id: agent.tenant_id,
-    agent_id: agent.id,
-    type: task.taskType,
-    status: task.status,
-    task_id: task.taskId,
-    context_id: null,
-    // Never sent by us, so never resent: the key only keeps the (agent, key) uniqueness.
-    idempotency_key: randomUUID(),
-    request_body: '{}',
-    result: null,
-    error: null,
-    needs_input: NEEDS_INPUT_STATUSES.has(task.status) ? 1 : 0,
-    input_message: null,
-    stalled: 0,
-    stalled_reason: null,
-    deadline_at: deadlineFor(task.taskType, now),
-    next_check_at: timer.next_check_at,
-    check_kind: timer.check_kind,
-    poll_count: 0,
-    attempt: 0,
-    lease_owner: null,
-    lease_until: null,
-    lease_epoch: 0,
-    webhook_mode: 'none',
-    webhook_token: null,
-    webhook_secret_enc: null,
-    last_observed_at: null,
-    created_at: now,
-    updated_at: now,
-    completed_at: null,
-    parent_id: null,
-  };
+  const row = newOperationRow(
+    {
+      id: randomUUID(),
+      tenant_id: agent.tenant_id,
+      agent_id: agent.id,
+      type: task.taskType,
+      // Never sent by us, so never resent: the key only keeps the (agent, key) uniqueness.
+      idempotency_key: randomUUID(),
+      request_body: '{}',
+      created_at: now,
+    },
+    {
+      status: task.status,
+      task_id: task.taskId,
+      needs_input: NEEDS_INPUT_STATUSES.has(task.status) ? 1 : 0,
+      deadline_at: deadlineFor(task.taskType, now),
+      next_check_at: timer.next_check_at,
+      check_kind: timer.check_kind,
+    },
+  );
   const event: NewEvent = {
     source: 'reconcile',
     kind: 'adopted',

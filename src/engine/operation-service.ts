@@ -15,6 +15,7 @@ import { AdcpTransportError, type AdcpClient, type AdcpError, type TaskReply } f
 import { isTerminal, type OperationStatus } from '../domain/status.js';
 import { deadlineFor, retryDelayMs } from '../domain/timing.js';
 import type { Store, OperationRow, Lease, EventRow } from '../store/index.js';
+import { newOperationRow } from '../store/operation-row.js';
 import type { MutateResult, MutationPlan, NewEvent, OperationPatch } from '../store/operations-repo.js';
 import type { SecretBox } from '../store/secret-box.js';
 import { endpointFor } from './agent-endpoints.js';
@@ -101,42 +102,26 @@ export class OperationService {
     const webhook = this.webhookFor(input.task, input.webhook, id);
     if (webhook.config) params.push_notification_config = webhook.config;
 
-    const row: OperationRow = {
-      id,
-      tenant_id: input.tenantId,
-      agent_id: agent.id,
-      type: input.task,
-      status: 'requested',
-      task_id: null,
-      context_id: null,
-      idempotency_key: idempotencyKey,
-      request_body: JSON.stringify(params),
-      result: null,
-      error: null,
-      needs_input: 0,
-      input_message: null,
-      stalled: 0,
-      stalled_reason: null,
-      deadline_at: deadlineFor(input.task, now, this.options.deadlinesMs),
-      status_since: now,
-      next_check_at: now,
-      check_kind: 'send',
-      poll_count: 0,
-      // Created already leased by its creator when it is about to send it: no other worker
-      // or instance can claim it in between, and if we die the lease expires and it is resent.
-      attempt: claim ? 1 : 0,
-      lease_owner: claim ? this.options.instanceId : null,
-      lease_until: claim ? now + this.leaseMs : null,
-      lease_epoch: claim ? 1 : 0,
-      webhook_mode: webhook.mode,
-      webhook_token: webhook.token,
-      webhook_secret_enc: webhook.secretSealed,
-      last_observed_at: null,
-      created_at: now,
-      updated_at: now,
-      completed_at: null,
-      parent_id: input.parentId ?? null,
-    };
+    const row = newOperationRow(
+      { id, tenant_id: input.tenantId, agent_id: agent.id, type: input.task, idempotency_key: idempotencyKey, request_body: JSON.stringify(params), created_at: now },
+      {
+        deadline_at: deadlineFor(input.task, now, this.options.deadlinesMs),
+        status_since: now,
+        // Due at once: the first thing to do is send it.
+        next_check_at: now,
+        check_kind: 'send',
+        // Created already leased by its creator when it is about to send it: no other worker
+        // or instance can claim it in between, and if we die the lease expires and it is resent.
+        attempt: claim ? 1 : 0,
+        lease_owner: claim ? this.options.instanceId : null,
+        lease_until: claim ? now + this.leaseMs : null,
+        lease_epoch: claim ? 1 : 0,
+        webhook_mode: webhook.mode,
+        webhook_token: webhook.token,
+        webhook_secret_enc: webhook.secretSealed,
+        parent_id: input.parentId ?? null,
+      },
+    );
     let events;
     try {
       events = await this.store.operations.insert(row, { source: 'user', kind: 'created', to: 'requested', at: now });

@@ -24,11 +24,11 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
-import type { OperationRow } from '../../src/store/index.js';
 import { webhookFingerprint } from '../../src/webhooks/fingerprint.js';
 import { tempSqlite, type TestDatabase } from '../helpers/databases.js';
 import { startOrchestrator, type TestOrchestrator } from '../helpers/orchestrator.js';
 import { freePort } from '../helpers/ports.js';
+import { createWebhookOperation } from '../helpers/webhook-operation.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SECRET_KEY = 'test-secret-key-0123456789abcdef';
@@ -53,49 +53,7 @@ async function start(database: TestDatabase): Promise<TestOrchestrator> {
   });
 }
 
-async function createHmacOperation(orch: TestOrchestrator, agentId: string) {
-  const now = Date.now();
-  const id = randomUUID();
-  const token = randomBytes(24).toString('base64url');
-  const secret = randomBytes(32).toString('base64url');
-  const taskId = `task-${randomBytes(6).toString('hex')}`;
-  // Cast rather than annotate: columns added later (with defaults) need not be listed here.
-  const row = {
-    id,
-    tenant_id: orch.tenantId,
-    agent_id: agentId,
-    type: 'create_media_buy',
-    status: 'submitted',
-    task_id: taskId,
-    context_id: null,
-    idempotency_key: `idem-${id}`,
-    request_body: '{}',
-    result: null,
-    error: null,
-    needs_input: 0,
-    input_message: null,
-    stalled: 0,
-    stalled_reason: null,
-    deadline_at: null,
-    next_check_at: null,
-    check_kind: null,
-    poll_count: 0,
-    attempt: 1,
-    lease_owner: null,
-    lease_until: null,
-    lease_epoch: 0,
-    webhook_mode: 'hmac',
-    webhook_token: token,
-    webhook_secret_enc: orch.app.secrets.seal(secret),
-    last_observed_at: null,
-    created_at: now,
-    updated_at: now,
-    completed_at: null,
-    parent_id: null,
-  } as OperationRow;
-  await orch.app.store.operations.insert(row, { source: 'call', kind: 'created', to: 'submitted', at: now });
-  return { id, token, secret, taskId };
-}
+const createHmacOperation = (orch: TestOrchestrator, agentId: string) => createWebhookOperation(orch, agentId, 'hmac');
 
 function completedBody(op: { id: string; taskId: string }): string {
   return JSON.stringify({

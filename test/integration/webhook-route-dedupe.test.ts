@@ -5,12 +5,12 @@
  */
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { OperationRow } from '../../src/store/index.js';
 import { webhookFingerprint } from '../../src/webhooks/fingerprint.js';
 import { startOrchestrator, type TestOrchestrator } from '../helpers/orchestrator.js';
+import { createWebhookOperation, type WebhookMode, type WebhookOperation } from '../helpers/webhook-operation.js';
 import { publicJwk, signWebhook, TEST_KEYS } from '../unit/webhooks/signing-helpers.js';
 
-type Mode = 'hmac' | 'bearer' | 'rfc9421';
+type Mode = WebhookMode;
 
 describe('webhook route: dedupe, ordering, correlation, refusals', () => {
   let orch: TestOrchestrator;
@@ -24,58 +24,8 @@ describe('webhook route: dedupe, ordering, correlation, refusals', () => {
 
   // ------------------------------------------------------------ helpers
 
-  interface Op {
-    id: string;
-    token: string;
-    mode: Mode;
-    secret: string;
-    taskId: string;
-  }
-
-  async function createOperation(mode: Mode, overrides: Partial<OperationRow> = {}): Promise<Op> {
-    const now = Date.now();
-    const id = randomUUID();
-    const token = randomBytes(24).toString('base64url');
-    const secret = randomBytes(32).toString('base64url');
-    const taskId = `task-${randomBytes(6).toString('hex')}`;
-    // Cast rather than annotate: columns added later (with defaults) need not be listed here.
-    const row = {
-      id,
-      tenant_id: orch.tenantId,
-      agent_id: agentId,
-      type: 'create_media_buy',
-      status: 'submitted',
-      task_id: taskId,
-      context_id: null,
-      idempotency_key: `idem-${id}`,
-      request_body: '{}',
-      result: null,
-      error: null,
-      needs_input: 0,
-      input_message: null,
-      stalled: 0,
-      stalled_reason: null,
-      deadline_at: null,
-      next_check_at: null,
-      check_kind: null,
-      poll_count: 0,
-      attempt: 1,
-      lease_owner: null,
-      lease_until: null,
-      lease_epoch: 0,
-      webhook_mode: mode,
-      webhook_token: token,
-      webhook_secret_enc: mode === 'rfc9421' ? null : orch.app.secrets.seal(secret),
-      last_observed_at: null,
-      created_at: now,
-      updated_at: now,
-      completed_at: null,
-      parent_id: null,
-      ...overrides,
-    } as OperationRow;
-    await orch.app.store.operations.insert(row, { source: 'call', kind: 'created', to: row.status, at: now });
-    return { id, token, mode, secret, taskId };
-  }
+  type Op = WebhookOperation;
+  const createOperation = (mode: Mode): Promise<Op> => createWebhookOperation(orch, agentId, mode);
 
   function envelope(op: Op, fields: Record<string, unknown> = {}): Record<string, unknown> {
     return {

@@ -11,11 +11,11 @@
  *     near-valid envelopes with mutated fields, duplicate keys): never a 5xx;
  *     a refusal changes nothing; an acceptance is stored and applied.
  */
-import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { OperationRow } from '../../src/store/index.js';
 import { startOrchestrator, type TestOrchestrator } from '../helpers/orchestrator.js';
+import { createWebhookOperation, type WebhookOperation } from '../helpers/webhook-operation.js';
 import { publicJwk, signWebhook, TEST_KEYS } from '../unit/webhooks/signing-helpers.js';
 
 type Mode = 'hmac' | 'rfc9421';
@@ -33,57 +33,8 @@ describe('webhook route fuzz', () => {
 
   // ------------------------------------------------------------ helpers
 
-  interface Op {
-    id: string;
-    token: string;
-    mode: Mode;
-    secret: string;
-    taskId: string;
-  }
-
-  async function createOperation(mode: Mode): Promise<Op> {
-    const now = Date.now();
-    const id = randomUUID();
-    const token = randomBytes(24).toString('base64url');
-    const secret = randomBytes(32).toString('base64url');
-    const taskId = `task-${randomBytes(6).toString('hex')}`;
-    // Cast rather than annotate: columns added later (with defaults) need not be listed here.
-    const row = {
-      id,
-      tenant_id: orch.tenantId,
-      agent_id: agentId,
-      type: 'create_media_buy',
-      status: 'submitted',
-      task_id: taskId,
-      context_id: null,
-      idempotency_key: `idem-${id}`,
-      request_body: '{}',
-      result: null,
-      error: null,
-      needs_input: 0,
-      input_message: null,
-      stalled: 0,
-      stalled_reason: null,
-      deadline_at: null,
-      next_check_at: null,
-      check_kind: null,
-      poll_count: 0,
-      attempt: 1,
-      lease_owner: null,
-      lease_until: null,
-      lease_epoch: 0,
-      webhook_mode: mode,
-      webhook_token: token,
-      webhook_secret_enc: mode === 'hmac' ? orch.app.secrets.seal(secret) : null,
-      last_observed_at: null,
-      created_at: now,
-      updated_at: now,
-      completed_at: null,
-      parent_id: null,
-    } as OperationRow;
-    await orch.app.store.operations.insert(row, { source: 'call', kind: 'created', to: row.status, at: now });
-    return { id, token, mode, secret, taskId };
-  }
+  type Op = WebhookOperation & { mode: Mode };
+  const createOperation = (mode: Mode): Promise<Op> => createWebhookOperation(orch, agentId, mode);
 
   async function snapshot(opId: string) {
     const view = await orch.api('GET', `/v1/operations/${opId}`);

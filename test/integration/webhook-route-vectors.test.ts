@@ -10,8 +10,8 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { OperationRow } from '../../src/store/index.js';
 import { startOrchestrator, type TestOrchestrator } from '../helpers/orchestrator.js';
+import { insertWebhookOperation, type WebhookMode } from '../helpers/webhook-operation.js';
 import { publicJwk, signWebhook, TEST_KEYS } from '../unit/webhooks/signing-helpers.js';
 import { readVectorFile } from '../unit/webhooks/vectors.js';
 
@@ -39,7 +39,7 @@ const extractionFile = readVectorFile<{
   vectors: Array<{ id: string; format: 'mcp' | 'a2a'; payload: Record<string, any>; expected_data: unknown }>;
 }>('webhook-payload-extraction.json');
 
-type Mode = 'hmac' | 'bearer' | 'rfc9421';
+type Mode = WebhookMode;
 
 // ---------------------------------------------------------------- helpers
 
@@ -54,45 +54,9 @@ async function createOperation(
   agentId: string,
   opts: { id?: string; mode: Mode; secret?: string; taskId?: string | null; status?: string },
 ): Promise<{ id: string; token: string }> {
-  const now = Date.now();
   const id = opts.id ?? `op-${randomBytes(6).toString('hex')}`;
   const token = randomBytes(24).toString('base64url');
-  // Cast rather than annotate: columns added later (with defaults) need not be listed here.
-  const row = {
-    id,
-    tenant_id: orch.tenantId,
-    agent_id: agentId,
-    type: 'create_media_buy',
-    status: opts.status ?? 'submitted',
-    task_id: opts.taskId ?? null,
-    context_id: null,
-    idempotency_key: `idem-${id}`,
-    request_body: '{}',
-    result: null,
-    error: null,
-    needs_input: 0,
-    input_message: null,
-    stalled: 0,
-    stalled_reason: null,
-    deadline_at: null,
-    // No timer: the scheduler leaves it alone, so only webhooks can change it.
-    next_check_at: null,
-    check_kind: null,
-    poll_count: 0,
-    attempt: 1,
-    lease_owner: null,
-    lease_until: null,
-    lease_epoch: 0,
-    webhook_mode: opts.mode,
-    webhook_token: token,
-    webhook_secret_enc: opts.secret === undefined ? null : orch.app.secrets.seal(opts.secret),
-    last_observed_at: null,
-    created_at: now,
-    updated_at: now,
-    completed_at: null,
-    parent_id: null,
-  } as OperationRow;
-  await orch.app.store.operations.insert(row, { source: 'call', kind: 'created', to: row.status, at: now });
+  await insertWebhookOperation(orch, agentId, { id, mode: opts.mode, token, secret: opts.secret, taskId: opts.taskId ?? null, status: opts.status });
   return { id, token };
 }
 

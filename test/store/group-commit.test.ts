@@ -9,45 +9,16 @@ import SQLite from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDb, sqlitePathFromUrl, type Db } from '../../src/store/db.js';
 import { openStore, type OperationRow, type Store } from '../../src/store/index.js';
+import { newOperationRow } from '../../src/store/operation-row.js';
 import { inWriteTransaction } from '../../src/store/tx.js';
 import { dialects, type TestDatabase } from '../helpers/databases.js';
 
 function newOperation(tenantId: string, agentId: string, over: Partial<OperationRow> = {}): OperationRow {
-  const now = Date.now();
-  return {
-    id: randomUUID(),
-    tenant_id: tenantId,
-    agent_id: agentId,
-    type: 'create_media_buy',
-    status: 'submitted',
-    task_id: null,
-    context_id: null,
-    idempotency_key: randomUUID(),
-    request_body: '{}',
-    result: null,
-    error: null,
-    needs_input: 0,
-    input_message: null,
-    stalled: 0,
-    stalled_reason: null,
-    deadline_at: null,
-    next_check_at: null,
-    check_kind: null,
-    poll_count: 0,
-    attempt: 0,
-    lease_owner: null,
-    lease_until: null,
-    lease_epoch: 0,
-    webhook_mode: 'none',
-    webhook_token: null,
-    webhook_secret_enc: null,
-    last_observed_at: null,
-    created_at: now,
-    updated_at: now,
-    completed_at: null,
-    parent_id: null,
-    ...over,
-  };
+  return newOperationRow(
+    { id: randomUUID(), tenant_id: tenantId, agent_id: agentId, type: 'create_media_buy', idempotency_key: randomUUID(), request_body: '{}', created_at: Date.now() },
+    // Submitted with no timer: nothing but the test itself touches it.
+    { status: 'submitted', ...over },
+  );
 }
 
 describe.each(dialects)('group commit on $name', ({ name, make }) => {

@@ -3,46 +3,18 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store, type OperationRow } from '../../src/store/index.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
+import { newOperationRow } from '../../src/store/operation-row.js';
 import { openDb } from '../../src/store/db.js';
 import { hashApiKey } from '../../src/store/tenants-repo.js';
 import { dialects, type TestDatabase } from '../helpers/databases.js';
 
 function newOperation(tenantId: string, agentId: string, over: Partial<OperationRow> = {}): OperationRow {
   const now = Date.now();
-  return {
-    id: randomUUID(),
-    tenant_id: tenantId,
-    agent_id: agentId,
-    type: 'create_media_buy',
-    status: 'requested',
-    task_id: null,
-    context_id: null,
-    idempotency_key: randomUUID(),
-    request_body: '{"a":1}',
-    result: null,
-    error: null,
-    needs_input: 0,
-    input_message: null,
-    stalled: 0,
-    stalled_reason: null,
-    deadline_at: null,
-    next_check_at: now,
-    check_kind: 'send',
-    poll_count: 0,
-    attempt: 0,
-    lease_owner: null,
-    lease_until: null,
-    lease_epoch: 0,
-    webhook_mode: 'none',
-    webhook_token: null,
-    webhook_secret_enc: null,
-    last_observed_at: null,
-    created_at: now,
-    updated_at: now,
-    completed_at: null,
-    parent_id: null,
-    ...over,
-  };
+  return newOperationRow(
+    { id: randomUUID(), tenant_id: tenantId, agent_id: agentId, type: 'create_media_buy', idempotency_key: randomUUID(), request_body: '{"a":1}', created_at: now },
+    // Due to be sent now, as a freshly created operation is.
+    { next_check_at: now, check_kind: 'send', ...over },
+  );
 }
 
 describe.each(dialects)('store on $name', ({ make }) => {

@@ -5,17 +5,12 @@ import { decide } from '../../../src/domain/observe.js';
 import { ADCP_TASK_STATUSES, canTransition, isTerminal, OPERATION_STATUSES, TRANSITIONS, type OperationStatus } from '../../../src/domain/status.js';
 import { planObservation, type TaskObservation } from '../../../src/engine/observation-plan.js';
 import type { OperationRow } from '../../../src/store/index.js';
+import { newOperationRow } from '../../../src/store/operation-row.js';
 
 const timing = { pollIntervalMs: 1000, backupPollAfterMs: 5000, workingTimeoutMs: 3000, maxPolls: 100, inputReminderMs: 300_000 };
 
 function baseRow(status: OperationStatus): OperationRow {
-  return {
-    id: 'op', tenant_id: 't', agent_id: 'a', type: 'create_media_buy', status, task_id: null, context_id: null,
-    idempotency_key: 'k'.repeat(16), request_body: '{}', result: null, error: null, needs_input: 0, input_message: null,
-    stalled: 0, stalled_reason: null, deadline_at: null, next_check_at: null, check_kind: null, poll_count: 0, attempt: 0,
-    lease_owner: null, lease_until: null, lease_epoch: 0, webhook_mode: 'none', webhook_token: null, webhook_secret_enc: null,
-    last_observed_at: null, created_at: 0, updated_at: 0, completed_at: null, parent_id: null,
-  };
+  return newOperationRow({ id: 'op', tenant_id: 't', agent_id: 'a', type: 'create_media_buy', idempotency_key: 'k'.repeat(16), request_body: '{}', created_at: 0 }, { status });
 }
 
 const observation = fc.record({
