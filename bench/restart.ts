@@ -13,7 +13,6 @@
  *   npx tsx bench/restart.ts [--ops 1000000] [--runs 3]
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -39,32 +38,28 @@ function freePort(): Promise<number> {
   });
 }
 
-function timeCommand(args: string[]): number {
+/** Runs the CLI from its TypeScript sources through tsx, even when a build exists. */
+const FROM_SOURCE = { ADCP_ORCH_FROM_SOURCE: '1' };
+
+function timeCommand(args: string[], env: Record<string, string> = {}): number {
   const t0 = wall();
-  const r = spawnSync(process.execPath, args, { cwd: REPO_ROOT, stdio: 'ignore', env: { ...process.env, ADCP_ORCH_SECRET_KEY: BENCH_SECRET_KEY } });
+  const r = spawnSync(process.execPath, args, { cwd: REPO_ROOT, stdio: 'ignore', env: { ...process.env, ADCP_ORCH_SECRET_KEY: BENCH_SECRET_KEY, ...env } });
   if (r.status !== 0) throw new Error(`${args.join(' ')} exited ${r.status}`);
   return wall() - t0;
 }
 
 log(`machine: ${machineLine()}`);
-// Module loading alone.
+// The shipped build (`npm run build`, which bin/adcp-orchestrator.js prefers when it is not
+// older than src/), and, for comparison, the same CLI from its sources through tsx.
+const t0Build = wall();
+const built = spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: REPO_ROOT, stdio: 'ignore' });
+if (built.status !== 0) throw new Error('npm run build failed');
+const buildMs = wall() - t0Build;
 timeCommand([BIN, '--help']); // warm the OS file cache
 const nodeOnly = median([0, 1, 2].map(() => timeCommand(['-e', '0'])));
 const helpMs = median([0, 1, 2].map(() => timeCommand([BIN, '--help'])));
-log(`node -e 0: ${nodeOnly.toFixed(0)} ms; adcp-orchestrator --help: ${helpMs.toFixed(0)} ms`);
-
-// Diagnostic for the suggested fix: the same sources transpiled ahead of time to plain JS
-// (esbuild per-file, what `tsc` emits), run by node without tsx. Output in bench/.build (git-ignored).
-const BUILD = join(REPO_ROOT, 'bench/.build');
-rmSync(BUILD, { recursive: true, force: true });
-onExit(() => rmSync(BUILD, { recursive: true, force: true }));
-const sources = spawnSync('find', ['src', '-name', '*.ts'], { cwd: REPO_ROOT, encoding: 'utf8' }).stdout.trim().split('\n');
-const t0Build = wall();
-const built = spawnSync(join(REPO_ROOT, 'node_modules/.bin/esbuild'), [...sources, '--outdir=bench/.build/src', '--outbase=src', '--format=esm', '--platform=node', '--log-level=error'], { cwd: REPO_ROOT, stdio: 'inherit' });
-const buildMs = wall() - t0Build;
-const COMPILED = join(BUILD, 'src/cli/main.js');
-const compiledHelpMs = built.status === 0 ? median([0, 1, 2].map(() => timeCommand([COMPILED, '--help']))) : NaN;
-log(`precompiled JS (esbuild ${buildMs.toFixed(0)} ms): --help ${compiledHelpMs.toFixed(0)} ms`);
+const sourceHelpMs = median([0, 1, 2].map(() => timeCommand([BIN, '--help'], FROM_SOURCE)));
+log(`node -e 0: ${nodeOnly.toFixed(0)} ms; --help built (build took ${buildMs.toFixed(0)} ms): ${helpMs.toFixed(0)} ms; --help from source (tsx): ${sourceHelpMs.toFixed(0)} ms`);
 
 const seller = await startFastSeller();
 const dir = tempDir();
@@ -86,7 +81,7 @@ const seeded = seedOperations(dbPath, {
 });
 log(`seeded ${fmt(OPS)} pending operations (${fmt(OPS / dueEvery)} due) in ${seeded.seconds.toFixed(1)} s`);
 
-async function startRuns(entry: string, label: string) {
+async function startRuns(entry: string, label: string, extraEnv: Record<string, string> = {}) {
 const runs: Array<{ ready: number; firstPoll: number; listening: number }> = [];
 for (let run = 0; run < RUNS; run++) {
   const port = await freePort();
@@ -94,7 +89,7 @@ for (let run = 0; run < RUNS; run++) {
   const t0 = wall();
   const child = spawn(process.execPath, [entry, 'serve', '--db', `sqlite:${dbPath}`, '--port', String(port)], {
     cwd: REPO_ROOT,
-    env: { ...process.env, ADCP_ORCH_SECRET_KEY: BENCH_SECRET_KEY, LOG_LEVEL: 'warn', ADCP_ORCH_ALLOW_PRIVATE_NETWORK: 'true', ADCP_ORCH_POLL_INTERVAL_MS: '600000' },
+    env: { ...process.env, ADCP_ORCH_SECRET_KEY: BENCH_SECRET_KEY, LOG_LEVEL: 'warn', ADCP_ORCH_ALLOW_PRIVATE_NETWORK: 'true', ADCP_ORCH_POLL_INTERVAL_MS: '600000', ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   onExit(() => child.exitCode === null && child.kill('SIGKILL'));
@@ -130,8 +125,8 @@ for (let run = 0; run < RUNS; run++) {
 }
 return runs;
 }
-const runs = await startRuns(BIN, 'tsx');
-const compiledRuns = built.status === 0 ? await startRuns(COMPILED, 'precompiled') : [];
+const runs = await startRuns(BIN, 'built');
+const sourceRuns = await startRuns(BIN, 'from source (tsx)', FROM_SOURCE);
 await seller.close();
 
 const readyMs = median(runs.map((r) => r.ready));
@@ -142,8 +137,8 @@ printResults(`restart (${machineLine()}; ${fmt(OPS)} pending operations, ${fmt(O
   { figure: 'of which: node + tsx + CLI modules (`--help`)', value: `${helpMs.toFixed(0)} ms` },
   { figure: 'of which: bare `node -e 0`', value: `${nodeOnly.toFixed(0)} ms` },
   { figure: 'all runs (ready / first poll)', value: runs.map((r) => `${r.ready.toFixed(0)}/${r.firstPoll.toFixed(0)}`).join(', ') },
-  { figure: 'diagnostic: precompiled JS (no tsx) → /readyz 200', value: `${median(compiledRuns.map((r) => r.ready)).toFixed(0)} ms` },
-  { figure: 'diagnostic: precompiled JS → first poll', value: `${median(compiledRuns.map((r) => r.firstPoll)).toFixed(0)} ms` },
-  { figure: 'diagnostic: precompiled JS `--help`', value: `${compiledHelpMs.toFixed(0)} ms` },
+  { figure: 'from source through tsx (no build) → /readyz 200', value: `${median(sourceRuns.map((r) => r.ready)).toFixed(0)} ms` },
+  { figure: 'from source through tsx → first poll', value: `${median(sourceRuns.map((r) => r.firstPoll)).toFixed(0)} ms` },
+  { figure: '`--help` from source (tsx)', value: `${sourceHelpMs.toFixed(0)} ms` },
 ]);
 process.exit(0);
