@@ -41,6 +41,9 @@ export async function startOrchestrator(
     ADCP_ORCH_CALL_TIMEOUT_MS: '5000',
     ADCP_ORCH_SYNC_WAIT_MS: '5000',
     ADCP_ORCH_WARMUP_MS: '0',
+    // Reconciliation runs at a random moment after start and may (rightly) poll early; tests
+    // that assert exact timing must not depend on it, so tests that want it turn it on.
+    ADCP_ORCH_RECONCILE_INTERVAL_MS: '0',
     ...opts.env,
   });
   const app = await createApp({ config, logger: createLogger(config.LOG_LEVEL), clock: opts.clock });
