@@ -123,7 +123,7 @@ describe('ambiguous sends past the replay window', () => {
 describe('circuit breaker', () => {
   it('opens after consecutive failures, makes work wait instead of failing, and closes after a good probe', async () => {
     const port = await freePort();
-    orch = await startOrchestrator({ env: { ADCP_ORCH_BREAKER_THRESHOLD: '2', ADCP_ORCH_BREAKER_HALF_OPEN_MS: '1500', ADCP_ORCH_RETRY_ATTEMPTS: '20' } });
+    orch = await startOrchestrator({ env: { ADCP_ORCH_BREAKER_THRESHOLD: '2', ADCP_ORCH_BREAKER_HALF_OPEN_MS: '3000', ADCP_ORCH_RETRY_ATTEMPTS: '20' } });
     const agentId = await orch.registerAgent({ name: 'down-seller', url: `http://127.0.0.1:${port}/mcp` });
     const ops = await Promise.all([1, 2, 3].map(() => buy(orch!, agentId, 'sandbox_instant')));
     const open = /adcp_orch_circuit_state\{agent="down-seller"\} (\d+)/;
