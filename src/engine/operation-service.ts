@@ -312,19 +312,7 @@ export class OperationService {
         return;
       }
       this.metrics.poll(agent.name, 'error');
-      const adcpError = err instanceof AdcpTransportError ? err.adcpError : undefined;
-      const wait = retryDelayMs(row.attempt, adcpError?.retryAfterSeconds, this.clock.random);
-      this.log.warn({ operation_id: row.id, err: describeError(err), retry_in_ms: wait }, 'poll failed; will retry');
-      await this.finish(
-        row.id,
-        lease,
-        () => ({
-          patch: { next_check_at: this.clock.now() + wait },
-          events: [{ source: 'poll', kind: 'poll_failed', detail: { error: adcpError ?? { code: errorKind(err), message: describeError(err) }, retry_in_ms: wait } }],
-          value: null,
-        }),
-        false,
-      );
+      await this.retryLater(row, lease, err, 'poll');
       return;
     }
     this.metrics.poll(agent.name, 'ok');
@@ -384,6 +372,32 @@ export class OperationService {
     return row;
   }
 
+  /**
+   * A transient failure of a send or poll: try again after the backoff (never before the
+   * seller's retry_after), keeping the attempt count so the retry budget runs out.
+   */
+  private async retryLater(row: OperationRow, lease: Lease, err: unknown, what: 'send' | 'poll'): Promise<void> {
+    const adcpError = err instanceof AdcpTransportError ? err.adcpError : undefined;
+    const wait = retryDelayMs(row.attempt, adcpError?.retryAfterSeconds, this.clock.random);
+    this.log.warn({ operation_id: row.id, err: describeError(err), retry_in_ms: wait }, `${what} failed; will retry`);
+    await this.finish(
+      row.id,
+      lease,
+      () => ({
+        patch: { next_check_at: this.clock.now() + wait, ...(what === 'send' ? { check_kind: 'send' } : {}) },
+        events: [
+          {
+            source: what === 'send' ? 'call' : 'poll',
+            kind: what === 'send' ? 'send_failed' : 'poll_failed',
+            detail: { error: adcpError ?? { code: errorKind(err), message: describeError(err) }, retry_in_ms: wait },
+          },
+        ],
+        value: null,
+      }),
+      false,
+    );
+  }
+
   private async onSendFailure(row: OperationRow, lease: Lease, agentName: string, err: unknown, countCall = true): Promise<void> {
     const transport = err instanceof AdcpTransportError ? err : undefined;
     const adcpError = transport?.adcpError;
@@ -393,18 +407,7 @@ export class OperationService {
     }
     if (isRetryableSendFailure(transport)) {
       // Ambiguous or refused before dispatch: resend later with the same key and bytes.
-      const wait = retryDelayMs(row.attempt, adcpError?.retryAfterSeconds, this.clock.random);
-      this.log.warn({ operation_id: row.id, err: describeError(err), retry_in_ms: wait }, 'send failed; will resend');
-      await this.finish(
-        row.id,
-        lease,
-        () => ({
-          patch: { next_check_at: this.clock.now() + wait, check_kind: 'send' },
-          events: [{ source: 'call', kind: 'send_failed', detail: { error: adcpError ?? { code: errorKind(err), message: describeError(err) }, retry_in_ms: wait } }],
-          value: null,
-        }),
-        false,
-      );
+      await this.retryLater(row, lease, err, 'send');
       return;
     }
     // Correctable and terminal errors are never retried automatically: a person fixes the request.
