@@ -9,22 +9,8 @@ import { openStore, type Store } from '../../src/store/index.js';
 import { DbNonceReplayStore } from '../../src/store/nonce-repo.js';
 import { authenticateRfc9421 } from '../../src/webhooks/rfc9421.js';
 import { publicJwk, testKey } from '../unit/webhooks/signing-helpers.js';
-import { readVectorDir } from '../unit/webhooks/vectors.js';
+import { readVectorDir, type SigningVector } from '../unit/webhooks/vectors.js';
 import { dialects, type TestDatabase } from '../helpers/databases.js';
-
-interface SigningVector {
-  reference_now: number;
-  request: { method: string; url: string; headers: Record<string, string>; body: string };
-  jwks_ref: string[];
-  jwks_override?: Record<string, WebhookJwk>;
-  expected_outcome: { success: boolean; error_code?: string };
-  test_harness_state?: {
-    replay_cache_entries?: Array<{ keyid: string; nonce: string }>;
-    revoked_kids?: string[];
-    per_keyid_cap_filled_for?: string;
-    revocation_list_stale_seconds?: number;
-  };
-}
 
 const vectors = [...readVectorDir<SigningVector>('webhook-signing/positive'), ...readVectorDir<SigningVector>('webhook-signing/negative')];
 const POLL_MS = 30 * 60_000;

@@ -16,22 +16,7 @@ import {
 import { InMemoryNonceReplayStore } from '../../../src/webhooks/memory-replay-store.js';
 import { authenticateRfc9421 } from '../../../src/webhooks/rfc9421.js';
 import { publicJwk, testKey } from './signing-helpers.js';
-import { readVectorDir } from './vectors.js';
-
-interface SigningVector {
-  name: string;
-  reference_now: number;
-  request: { method: string; url: string; headers: Record<string, string>; body: string };
-  jwks_ref: string[];
-  jwks_override?: Record<string, WebhookJwk>;
-  expected_outcome: { success: boolean; error_code?: string };
-  test_harness_state?: {
-    replay_cache_entries?: Array<{ keyid: string; nonce: string }>;
-    revoked_kids?: string[];
-    per_keyid_cap_filled_for?: string;
-    revocation_list_stale_seconds?: number;
-  };
-}
+import { readVectorDir, type SigningVector } from './vectors.js';
 
 const POLL_INTERVAL_MS = 30 * 60_000; // the longest poll interval the spec allows
 const REPLAY_TTL_MS = 360_000; // a live entry: (expires − now) + 60 s for a 300 s window

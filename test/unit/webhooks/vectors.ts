@@ -2,6 +2,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { WebhookJwk } from '../../../src/adcp/webhook-signature.js';
 
 export const VECTORS_DIR = fileURLToPath(new URL('../../fixtures/adcp-vectors/', import.meta.url));
 
@@ -17,3 +18,20 @@ export function readVectorDir<T = any>(relative: string): Array<[string, T]> {
     .sort()
     .map((f) => [f, JSON.parse(readFileSync(join(dir, f), 'utf8')) as T]);
 }
+
+/** One RFC 9421 webhook-signing vector (webhook-signing/positive and negative). */
+export interface SigningVector {
+  name: string;
+  reference_now: number;
+  request: { method: string; url: string; headers: Record<string, string>; body: string };
+  jwks_ref: string[];
+  jwks_override?: Record<string, WebhookJwk>;
+  expected_outcome: { success: boolean; error_code?: string };
+  test_harness_state?: {
+    replay_cache_entries?: Array<{ keyid: string; nonce: string }>;
+    revoked_kids?: string[];
+    per_keyid_cap_filled_for?: string;
+    revocation_list_stale_seconds?: number;
+  };
+}
+
