@@ -1,5 +1,5 @@
 /** Operations: create (any task, or the media-buy shorthand), list, show. */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { OPERATION_STATUSES } from '../../domain/status.js';
@@ -13,22 +13,25 @@ import { presentOperation } from '../present.js';
 const WebhookMode = z.enum(['rfc9421', 'hmac', 'bearer', 'none']);
 const Governance = z.object({ agent_id: z.string().min(1), plan_id: z.string().min(1) }).strict();
 
+/** What every way of starting an operation takes besides the task and its parameters. */
+const StartFields = {
+  agent_id: z.string().min(1).max(100),
+  webhook: WebhookMode.optional(),
+  governance: Governance.optional(),
+};
+
 const OperationInput = z
   .object({
-    agent_id: z.string().min(1).max(100),
+    ...StartFields,
     task: z.string().regex(/^[a-z][a-z0-9_/]{1,63}$/, 'must be an AdCP task name such as create_media_buy'),
     params: z.record(z.string(), z.unknown()),
-    webhook: WebhookMode.optional(),
-    governance: Governance.optional(),
   })
   .strict();
 
 const MediaBuyInput = z
   .object({
-    agent_id: z.string().min(1).max(100),
+    ...StartFields,
     request: z.record(z.string(), z.unknown()),
-    webhook: WebhookMode.optional(),
-    governance: Governance.optional(),
   })
   .strict();
 
@@ -75,37 +78,36 @@ export function operationRoutes(app: FastifyInstance, deps: { store: Store; oper
   const r = app.withTypeProvider<ZodTypeProvider>();
   const auth = requireApiKey(deps.store);
 
-  r.post('/v1/operations', { schema: { body: OperationInput, tags: ['operations'], summary: 'Run an AdCP task durably' }, preHandler: auth }, async (req, reply) => {
+  /** Both POST routes: refuse what is not supported, then create and start under the client's Idempotency-Key. */
+  const start = (
+    req: FastifyRequest,
+    reply: FastifyReply,
+    body: { agent_id: string; webhook?: z.infer<typeof WebhookMode>; governance?: unknown },
+    task: string,
+    params: Record<string, unknown>,
+  ) => {
     const tenant = tenantOf(req);
-    refuseGovernance(req.body.governance);
+    refuseGovernance(body.governance);
     return idempotent(deps.store, req, reply, tenant.id, async () => {
       const row = await deps.operations.createAndStart({
         tenantId: tenant.id,
-        agentId: req.body.agent_id,
-        task: req.body.task,
-        params: req.body.params,
-        webhook: req.body.webhook,
+        agentId: body.agent_id,
+        task,
+        params,
+        webhook: body.webhook,
         clientKey: clientKeyOf(req.headers['idempotency-key']),
       });
       return { statusCode: 202, body: presentOperation(row) };
     });
-  });
+  };
 
-  r.post('/v1/media-buys', { schema: { body: MediaBuyInput, tags: ['operations'], summary: 'Create a media buy (create_media_buy)' }, preHandler: auth }, async (req, reply) => {
-    const tenant = tenantOf(req);
-    refuseGovernance(req.body.governance);
-    return idempotent(deps.store, req, reply, tenant.id, async () => {
-      const row = await deps.operations.createAndStart({
-        tenantId: tenant.id,
-        agentId: req.body.agent_id,
-        task: 'create_media_buy',
-        params: req.body.request,
-        webhook: req.body.webhook,
-        clientKey: clientKeyOf(req.headers['idempotency-key']),
-      });
-      return { statusCode: 202, body: presentOperation(row) };
-    });
-  });
+  r.post('/v1/operations', { schema: { body: OperationInput, tags: ['operations'], summary: 'Run an AdCP task durably' }, preHandler: auth }, (req, reply) =>
+    start(req, reply, req.body, req.body.task, req.body.params),
+  );
+
+  r.post('/v1/media-buys', { schema: { body: MediaBuyInput, tags: ['operations'], summary: 'Create a media buy (create_media_buy)' }, preHandler: auth }, (req, reply) =>
+    start(req, reply, req.body, 'create_media_buy', req.body.request),
+  );
 
   r.get('/v1/operations', { schema: { querystring: ListQuery, tags: ['operations'], summary: 'List operations, newest first' }, preHandler: auth }, async (req) => {
     const q = req.query;
