@@ -25,6 +25,8 @@ export interface LiveUpdatesOptions {
   fallbackPollMs: number;
   /** Look for due work now (Scheduler.wake). */
   wakeScheduler(): void;
+  /** Another instance committed a change (PostgreSQL only): e.g. wake the subscription dispatcher. */
+  onRemoteChange?(): void;
 }
 
 export interface LiveUpdates {
@@ -50,10 +52,12 @@ export function createLiveUpdates(opts: LiveUpdatesOptions): LiveUpdates {
           onRemote: (change) => {
             feed.wake(change.tenantId);
             if (change.due) wakeSchedulerSoon();
+            opts.onRemoteChange?.();
           },
           onReconnect: () => {
             feed.wakeAll();
             opts.wakeScheduler();
+            opts.onRemoteChange?.();
           },
         })
       : undefined;

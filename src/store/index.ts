@@ -9,6 +9,8 @@ import { DeliveriesRepo } from './deliveries-repo.js';
 import { DbNonceReplayStore } from './nonce-repo.js';
 import { JobLeasesRepo } from './job-leases-repo.js';
 import { ReconcileRepo } from './reconcile-repo.js';
+import { SubscriptionsRepo } from './subscriptions-repo.js';
+import { SubscriptionDeliveriesRepo } from './subscription-deliveries-repo.js';
 
 export interface Store {
   db: Db;
@@ -20,6 +22,8 @@ export interface Store {
   nonces: DbNonceReplayStore;
   jobLeases: JobLeasesRepo;
   reconcile: ReconcileRepo;
+  subscriptions: SubscriptionsRepo;
+  subscriptionDeliveries: SubscriptionDeliveriesRepo;
   close(): Promise<void>;
 }
 
@@ -34,6 +38,8 @@ export function storeFor(db: Db): Store {
     nonces: new DbNonceReplayStore(db),
     jobLeases: new JobLeasesRepo(db),
     reconcile: new ReconcileRepo(db),
+    subscriptions: new SubscriptionsRepo(db),
+    subscriptionDeliveries: new SubscriptionDeliveriesRepo(db),
     close: () => db.close(),
   };
 }

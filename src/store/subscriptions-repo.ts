@@ -1,0 +1,267 @@
+/**
+ * Subscriptions, their signing secrets, and the fan-out that turns outbox rows
+ * (`notifications`, read by `seq`, never written here) into delivery rows.
+ *
+ * Fan-out is exactly-once per (subscription, notification) by construction: the
+ * delivery insert is `ON CONFLICT DO NOTHING` on that pair, and each
+ * subscription's `fanout_seq` only moves forward, in the same transaction as the
+ * inserts. Any number of instances may fan out at once; the loser of a race
+ * inserts nothing. Reads stop at the caller's horizon (on PostgreSQL, the seq
+ * below which no in-flight transaction can still add a row), so a notification
+ * committed late is never skipped.
+ */
+import { randomUUID } from 'node:crypto';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Db } from './db.js';
+import type { Database, SubscriptionsTable } from './schema.js';
+import { inWriteTransaction, type Tx } from './tx.js';
+
+export type SubscriptionRow = Selectable<SubscriptionsTable>;
+
+/**
+ * The outbox as this module reads it (DESIGN.md §5.2; the table belongs to the
+ * notifications code). Declared here so that this repo depends on the columns it
+ * reads, not on who writes them.
+ */
+interface NotificationsView {
+  seq: number;
+  id: string;
+  tenant_id: string;
+  type: string;
+  operation_id: string | null;
+  created_at: number;
+  body: string;
+}
+type WithOutbox = Database & { notifications: NotificationsView };
+
+export interface NewSubscription {
+  tenantId: string;
+  urlSealed: string;
+  urlDisplay: string;
+  events: string[] | null;
+  format: 'standard' | 'slack';
+  secretSealed: string;
+  createdBy: string | null;
+}
+
+export interface ActiveSubscription {
+  id: string;
+  tenant_id: string;
+  events: string | null;
+  fanout_seq: number;
+}
+
+const FANOUT_PAGE = 500;
+
+export class SubscriptionsRepo {
+  constructor(private readonly db: Db) {}
+
+  private outbox(conn: Tx = this.db.kysely): Kysely<WithOutbox> {
+    return conn.withTables<{ notifications: NotificationsView }>() as unknown as Kysely<WithOutbox>;
+  }
+
+  /** A new subscription receives notifications written after it: its cursor starts at the newest one. */
+  async create(s: NewSubscription, now = Date.now()): Promise<SubscriptionRow> {
+    return inWriteTransaction(this.db, async (trx) => {
+      const max = await this.outbox(trx)
+        .selectFrom('notifications')
+        .select((eb) => eb.fn.max('seq').as('max'))
+        .executeTakeFirst();
+      const row: SubscriptionRow = {
+        id: `sub_${randomUUID()}`,
+        tenant_id: s.tenantId,
+        url_enc: s.urlSealed,
+        url_display: s.urlDisplay,
+        events: s.events ? JSON.stringify(s.events) : null,
+        format: s.format,
+        fanout_seq: Number(max?.max ?? 0),
+        created_at: now,
+        created_by: s.createdBy,
+        disabled_at: null,
+        disabled_reason: null,
+        deleted_at: null,
+        deleted_by: null,
+      };
+      await trx.insertInto('subscriptions').values(row).execute();
+      await trx
+        .insertInto('subscription_secrets')
+        .values({ id: `whs_${randomUUID()}`, subscription_id: row.id, secret_enc: s.secretSealed, created_at: now, expires_at: null })
+        .execute();
+      return row;
+    });
+  }
+
+  /** The tenant's subscriptions (deleted ones are gone), newest first. */
+  async list(tenantId: string): Promise<SubscriptionRow[]> {
+    return this.db.kysely
+      .selectFrom('subscriptions')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('deleted_at', 'is', null)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .execute();
+  }
+
+  async get(tenantId: string, id: string): Promise<SubscriptionRow | undefined> {
+    return this.db.kysely
+      .selectFrom('subscriptions')
+      .selectAll()
+      .where('id', '=', id)
+      .where('tenant_id', '=', tenantId)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirst();
+  }
+
+  /** Subscriptions by id whatever their state (the dispatcher's view). */
+  async byIds(ids: string[]): Promise<SubscriptionRow[]> {
+    if (ids.length === 0) return [];
+    return this.db.kysely.selectFrom('subscriptions').selectAll().where('id', 'in', ids).execute();
+  }
+
+  /** Sealed secrets that sign now, newest first. */
+  async activeSecrets(subscriptionIds: string[], now = Date.now()): Promise<Array<{ subscription_id: string; secret_enc: string }>> {
+    if (subscriptionIds.length === 0) return [];
+    return this.db.kysely
+      .selectFrom('subscription_secrets')
+      .select(['subscription_id', 'secret_enc'])
+      .where('subscription_id', 'in', subscriptionIds)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+      .orderBy('created_at', 'desc')
+      .execute();
+  }
+
+  /** Soft delete (its deliveries stay readable in the database); what was still pending is failed. */
+  async delete(tenantId: string, id: string, actor: string | null, now = Date.now()): Promise<boolean> {
+    return inWriteTransaction(this.db, async (trx) => {
+      const res = await trx
+        .updateTable('subscriptions')
+        .set({ deleted_at: now, deleted_by: actor })
+        .where('id', '=', id)
+        .where('tenant_id', '=', tenantId)
+        .where('deleted_at', 'is', null)
+        .executeTakeFirst();
+      if (Number(res.numUpdatedRows) !== 1) return false;
+      await failPendingIn(trx, id, 'the subscription was deleted', now);
+      return true;
+    });
+  }
+
+  /** Disables a subscription (410 Gone) inside the caller's transaction and fails its pending deliveries. */
+  async disableIn(trx: Tx, id: string, reason: string, now: number): Promise<void> {
+    await trx
+      .updateTable('subscriptions')
+      .set({ disabled_at: now, disabled_reason: reason })
+      .where('id', '=', id)
+      .where('disabled_at', 'is', null)
+      .execute();
+    await failPendingIn(trx, id, `the subscription was disabled: ${reason}`, now);
+  }
+
+  /**
+   * Creates the delivery rows for notifications up to `horizon` that match an
+   * active subscription, a page at a time. Returns how many were created.
+   */
+  async fanOut(horizon: number, now = Date.now(), pageSize = FANOUT_PAGE): Promise<number> {
+    // The horizon may be "everything" (SQLite): cursors move to real seqs only.
+    const newest = await this.outbox()
+      .selectFrom('notifications')
+      .select((eb) => eb.fn.max('seq').as('max'))
+      .executeTakeFirst();
+    horizon = Math.min(horizon, Number(newest?.max ?? 0));
+    let created = 0;
+    for (;;) {
+      const subs = await this.db.kysely
+        .selectFrom('subscriptions')
+        .select(['id', 'tenant_id', 'events', 'fanout_seq'])
+        .where('disabled_at', 'is', null)
+        .where('deleted_at', 'is', null)
+        .where('fanout_seq', '<', horizon)
+        .execute();
+      if (subs.length === 0) return created;
+      const from = Math.min(...subs.map((s) => Number(s.fanout_seq)));
+      const tenants = [...new Set(subs.map((s) => s.tenant_id))];
+      const page = await this.outbox()
+        .selectFrom('notifications')
+        .select(['seq', 'id', 'tenant_id', 'type', 'operation_id'])
+        .where('seq', '>', from)
+        .where('seq', '<=', horizon)
+        .where('tenant_id', 'in', tenants)
+        .orderBy('seq')
+        .limit(pageSize)
+        .execute();
+      // Nothing (of these tenants) up to the horizon: every cursor may move to it.
+      const upTo = page.length < pageSize ? horizon : Number(page[page.length - 1]!.seq);
+      created += await inWriteTransaction(this.db, (trx) => this.fanOutPageIn(trx, subs, page, upTo, now));
+      if (page.length < pageSize) return created;
+    }
+  }
+
+  private async fanOutPageIn(trx: Tx, subs: ActiveSubscription[], page: Array<Omit<NotificationsView, 'created_at' | 'body'>>, upTo: number, now: number): Promise<number> {
+    const wanted = new Map(subs.map((s) => [s.id, s.events ? new Set<string>(JSON.parse(s.events)) : null]));
+    const rows = [];
+    for (const n of page) {
+      for (const s of subs) {
+        if (s.tenant_id !== n.tenant_id || Number(n.seq) <= Number(s.fanout_seq)) continue;
+        const types = wanted.get(s.id);
+        if (types && !types.has(n.type)) continue;
+        rows.push({
+          id: `dlv_${randomUUID()}`,
+          subscription_id: s.id,
+          tenant_id: n.tenant_id,
+          notification_id: n.id,
+          notification_seq: Number(n.seq),
+          type: n.type,
+          operation_id: n.operation_id,
+          status: 'pending' as const,
+          next_attempt_at: now,
+          created_at: now,
+          updated_at: now,
+          last_status: null,
+          last_error: null,
+          lease_owner: null,
+          lease_until: null,
+          delivered_at: null,
+          redelivered_at: null,
+          redelivered_by: null,
+        });
+      }
+    }
+    let inserted = 0;
+    // Bounded statements: SQLite allows 32k bound parameters, PostgreSQL 65k.
+    for (let i = 0; i < rows.length; i += 200) {
+      const res = await trx
+        .insertInto('subscription_deliveries')
+        .values(rows.slice(i, i + 200))
+        .onConflict((oc) => oc.columns(['subscription_id', 'notification_id']).doNothing())
+        .executeTakeFirst();
+      inserted += Number(res.numInsertedOrUpdatedRows ?? 0);
+    }
+    await trx
+      .updateTable('subscriptions')
+      .set({ fanout_seq: upTo })
+      .where('id', 'in', subs.map((s) => s.id))
+      .where('fanout_seq', '<', upTo)
+      // A subscription disabled or deleted meanwhile keeps its cursor: nothing more is created for it.
+      .where('disabled_at', 'is', null)
+      .where('deleted_at', 'is', null)
+      .execute();
+    return inserted;
+  }
+
+  /** A notification's stored body (the exact text that is signed and sent). */
+  async notificationBodies(ids: string[]): Promise<Map<string, string>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.outbox().selectFrom('notifications').select(['id', 'body']).where('id', 'in', ids).execute();
+    return new Map(rows.map((r) => [r.id, r.body]));
+  }
+}
+
+async function failPendingIn(trx: Tx, subscriptionId: string, reason: string, now: number): Promise<void> {
+  await trx
+    .updateTable('subscription_deliveries')
+    .set({ status: 'failed', next_attempt_at: null, last_error: reason, lease_owner: null, lease_until: null, lease_epoch: sql`lease_epoch + 1`, updated_at: now })
+    .where('subscription_id', '=', subscriptionId)
+    .where('status', '=', 'pending')
+    .execute();
+}
