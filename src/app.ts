@@ -104,7 +104,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     log: logger,
     now: () => clock.now(),
   });
-  const subscriptions = new SubscriptionDispatcher(store, secrets, eventHorizonFor(store.db, logger, { table: 'notifications', column: 'seq' }), clock, logger, {
+  const subscriptions = new SubscriptionDispatcher(store, secrets, eventHorizonFor(store.db, logger), clock, logger, {
     instanceId,
     concurrency: 16,
     tickMs: config.ADCP_ORCH_SCHEDULER_TICK_MS,

@@ -41,14 +41,6 @@ interface Pending {
 
 const PAGE = 1000;
 
-/** The table and its increasing id column the horizon watches (operation events by default; the outbox's `notifications.seq` for subscriptions). */
-export interface HorizonSource {
-  table: 'operation_events' | 'notifications';
-  column: 'id' | 'seq';
-}
-
-const OPERATION_EVENTS: HorizonSource = { table: 'operation_events', column: 'id' };
-
 export class PgEventHorizon implements EventHorizon {
   /** All ids ≤ safe are final; -1 until the first look. */
   private safe = -1;
@@ -60,7 +52,6 @@ export class PgEventHorizon implements EventHorizon {
     private readonly db: Db,
     private readonly log: Logger,
     private readonly maxGapWaitMs = 30_000,
-    private readonly source: HorizonSource = OPERATION_EVENTS,
   ) {}
 
   /**
@@ -86,7 +77,7 @@ export class PgEventHorizon implements EventHorizon {
     if (this.safe < 0) {
       // First look: the current maximum is final once everything in flight now has ended.
       const { rows } = await sql<{ max: number | null; snap: string }>`
-        SELECT (SELECT max(${sql.ref(this.source.column)}) FROM ${sql.table(this.source.table)}) AS max, pg_current_snapshot()::text AS snap`.execute(this.db.kysely);
+        SELECT (SELECT max(id) FROM operation_events) AS max, pg_current_snapshot()::text AS snap`.execute(this.db.kysely);
       const max = Number(rows[0]?.max ?? 0);
       this.safe = 0;
       this.pending = { upTo: max, xip: xipOf(rows[0]!.snap), since: Date.now(), initial: true };
@@ -99,9 +90,8 @@ export class PgEventHorizon implements EventHorizon {
     if (this.pending?.initial) return this.safe;
     // Walk forward over visible ids while they are contiguous; stop at the first gap.
     for (;;) {
-      const col = sql.ref(this.source.column);
       const { rows } = await sql<{ id: number }>`
-        SELECT ${col} AS id FROM ${sql.table(this.source.table)} WHERE ${col} > ${this.safe} ORDER BY ${col} LIMIT ${PAGE}`.execute(this.db.kysely);
+        SELECT id FROM operation_events WHERE id > ${this.safe} ORDER BY id LIMIT ${PAGE}`.execute(this.db.kysely);
       let i = 0;
       while (i < rows.length && Number(rows[i]!.id) === this.safe + 1) this.safe = Number(rows[i++]!.id);
       if (i < rows.length) {
@@ -143,6 +133,6 @@ function xipOf(snapshot: string): string[] {
   return list ? list.split(',') : [];
 }
 
-export function eventHorizonFor(db: Db, log: Logger, source: HorizonSource = OPERATION_EVENTS): EventHorizon {
-  return db.dialect === 'postgres' ? new PgEventHorizon(db, log, 30_000, source) : unboundedHorizon;
+export function eventHorizonFor(db: Db, log: Logger): EventHorizon {
+  return db.dialect === 'postgres' ? new PgEventHorizon(db, log) : unboundedHorizon;
 }

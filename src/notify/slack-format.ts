@@ -16,6 +16,7 @@ interface NotificationBody {
     message?: unknown;
     reason?: unknown;
     reminder?: unknown;
+    link?: unknown;
     campaign?: { id?: string; name?: string; status?: string };
   };
 }
@@ -68,7 +69,8 @@ export function slackMessage(body: NotificationBody, publicUrl: string | undefin
   }
   const message = str(body.data?.message);
   const reason = str(body.data?.reason);
-  const link = operationLink(publicUrl, str(op?.id));
+  // The body's own link when the outbox wrote one; else built here from the public URL.
+  const link = str(body.data?.link) ?? operationLink(publicUrl, str(op?.id));
   const reminder = body.data?.reminder === true ? ' (reminder)' : '';
 
   const summary = `${slackEscape(headline)}${reminder}: ${facts.join(', ')}`;
