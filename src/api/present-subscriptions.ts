@@ -27,6 +27,7 @@ export function presentAttempt(a: AttemptRow) {
     error: a.error,
     outcome: a.outcome,
     next_attempt_at: iso(a.next_attempt_at),
+    sent_by: a.sent_by,
   };
 }
 

@@ -220,4 +220,6 @@ export interface SubscriptionDeliveryAttemptsTable {
   error: string | null;
   outcome: 'delivered' | 'retry' | 'failed' | 'disabled' | 'interrupted';
   next_attempt_at: number | null;
+  /** The instance that made the attempt. */
+  sent_by: string;
 }

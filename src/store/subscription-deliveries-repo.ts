@@ -121,7 +121,7 @@ export class SubscriptionDeliveriesRepo {
         updated_at: now,
       });
       if (!ok) return false;
-      await this.insertAttempt(trx, lease.id, attempt, outcome, next);
+      await this.insertAttempt(trx, lease, attempt, outcome, next);
       if (verdict.outcome === 'disabled') await onDisable?.(trx, verdict.reason);
       return true;
     });
@@ -131,7 +131,7 @@ export class SubscriptionDeliveriesRepo {
   async interrupt(lease: DeliveryLease, attempt: AttemptRecord, now: number): Promise<boolean> {
     return inWriteTransaction(this.db, async (trx) => {
       const ok = await this.updateUnderLease(trx, lease, { next_attempt_at: now, last_error: attempt.error, updated_at: now, schedule_step: sql<number>`schedule_step - 1` });
-      if (ok) await this.insertAttempt(trx, lease.id, attempt, 'interrupted', now);
+      if (ok) await this.insertAttempt(trx, lease, attempt, 'interrupted', now);
       return ok;
     });
   }
@@ -147,11 +147,11 @@ export class SubscriptionDeliveriesRepo {
     return Number(res.numUpdatedRows) === 1;
   }
 
-  private async insertAttempt(trx: Tx, deliveryId: string, a: AttemptRecord, outcome: AttemptRow['outcome'], next: number | null): Promise<void> {
+  private async insertAttempt(trx: Tx, lease: DeliveryLease, a: AttemptRecord, outcome: AttemptRow['outcome'], next: number | null): Promise<void> {
     await trx
       .insertInto('subscription_delivery_attempts')
       .values({
-        delivery_id: deliveryId,
+        delivery_id: lease.id,
         attempt: a.attempt,
         started_at: a.startedAt,
         duration_ms: Math.max(0, Math.round(a.durationMs)),
@@ -159,6 +159,7 @@ export class SubscriptionDeliveriesRepo {
         error: a.error,
         outcome,
         next_attempt_at: next,
+        sent_by: lease.owner,
       })
       .onConflict((oc) => oc.columns(['delivery_id', 'attempt']).doNothing())
       .execute();

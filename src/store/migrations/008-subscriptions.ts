@@ -85,6 +85,8 @@ export const subscriptions: Migration = {
       // delivered | retry | failed | disabled | interrupted
       .addColumn('outcome', 'text', (c) => c.notNull())
       .addColumn('next_attempt_at', 'bigint')
+      // The instance that made the attempt (with several instances, who sent what).
+      .addColumn('sent_by', 'text', (c) => c.notNull())
       .addPrimaryKeyConstraint('subscription_delivery_attempts_pk', ['delivery_id', 'attempt'])
       .execute();
   },
