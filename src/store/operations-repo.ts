@@ -116,6 +116,11 @@ export class OperationsRepo {
     return this.db.kysely.selectFrom('operation_events').selectAll().where('operation_id', '=', operationId).orderBy('id').execute();
   }
 
+  /** Operations started on behalf of this one (corrections, cancels, governed steps), oldest first. */
+  async childrenOf(parentId: string): Promise<OperationRow[]> {
+    return this.db.kysely.selectFrom('operations').selectAll().where('parent_id', '=', parentId).orderBy('created_at').orderBy('id').execute();
+  }
+
   /** Events of a tenant after a given id, oldest first (SSE resume). */
   async eventsSince(tenantId: string, afterId: number, limit = 500): Promise<EventRow[]> {
     return this.db.kysely
