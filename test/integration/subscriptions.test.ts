@@ -265,6 +265,35 @@ describe('subscriptions: delivery', () => {
 });
 
 describe('subscriptions: the API', () => {
+  it('roles: a viewer reads, only an admin creates, deletes and redelivers (403 changes nothing); the actor is recorded', async () => {
+    const orch = await orchestrator();
+    const rcv = await receiver();
+    const keyOf = async (name: string, role: 'viewer' | 'operator' | 'approver' | 'admin') => orch.app.store.tenants.createApiKey(orch.tenantId, { name, role });
+    const as = (key: string) => (method: string, path: string, body?: unknown) => orch.api(method, path, body, { authorization: `Bearer ${key}` });
+    const admin = as(await keyOf('ops-admin', 'admin'));
+    const viewer = as(await keyOf('dash-viewer', 'viewer'));
+    const approver = as(await keyOf('desk-approver', 'approver'));
+
+    for (const who of [viewer, approver]) {
+      const res = await who('POST', '/v1/subscriptions', { url: rcv.url });
+      expect(res.status).toBe(403);
+      expect(res.body.error.code).toBe('forbidden');
+    }
+    expect((await admin('GET', '/v1/subscriptions')).body.subscriptions).toEqual([]);
+    const created = await admin('POST', '/v1/subscriptions', { url: rcv.url });
+    expect(created.status).toBe(201);
+    const id = created.body.id;
+    expect(created.body.created_by).toBe('ops-admin');
+    expect((await viewer('GET', `/v1/subscriptions/${id}`)).body).toMatchObject({ id, created_by: 'ops-admin' });
+    expect((await viewer('GET', `/v1/subscriptions/${id}/deliveries`)).status).toBe(200);
+    expect((await viewer('POST', `/v1/subscriptions/${id}/deliveries/dlv_x/redeliver`)).status).toBe(403);
+    expect((await approver('DELETE', `/v1/subscriptions/${id}`)).status).toBe(403);
+    expect((await viewer('GET', `/v1/subscriptions/${id}`)).status).toBe(200);
+    expect((await admin('DELETE', `/v1/subscriptions/${id}`)).status).toBe(204);
+    const row = await orch.app.store.db.kysely.selectFrom('subscriptions').select(['deleted_by', 'deleted_at']).where('id', '=', id).executeTakeFirstOrThrow();
+    expect(row.deleted_by).toBe('ops-admin');
+  });
+
   it('bad input is a 400 that changes nothing: not http(s), unknown event type, private address, credentials in the URL', async () => {
     const orch = await orchestrator({ ADCP_ORCH_ALLOW_PRIVATE_NETWORK: 'false' });
     const cases: Array<[unknown, string]> = [

@@ -10,14 +10,10 @@ import { checkTarget, displayUrl, TargetRefused } from '../../notify/subscriptio
 import { newSubscriptionSecret } from '../../notify/webhook-signer.js';
 import type { Store } from '../../store/index.js';
 import type { SecretBox } from '../../store/secret-box.js';
-import { requireApiKey, tenantOf } from '../auth.js';
+import { actorOf, requireApiKey, requireRole, tenantOf } from '../auth.js';
 import { ApiError } from '../errors.js';
 import { idempotent } from '../idempotency.js';
 import { presentDelivery, presentSubscription } from '../present-subscriptions.js';
-
-// TODO(roles): the roles branch brings requireRole/actorOf in ../auth.js; until it lands every key may do everything.
-const requireRole = (_need: 'viewer' | 'admin') => async () => undefined;
-const actorOf = (req: FastifyRequest): string | null => (req as { auth?: { keyName?: string } }).auth?.keyName ?? null;
 
 /** The notification types of DESIGN.md §5.2. TODO(notifications): use the list in src/domain/notification-types.ts. */
 export const SUBSCRIBABLE_TYPES = [
@@ -88,11 +84,13 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps) {
   return (app: FastifyInstance): void => {
     const r = app.withTypeProvider<ZodTypeProvider>();
     const auth = requireApiKey(deps.store);
+    const asAdmin = [auth, requireRole('admin')];
+    const asViewer = [auth, requireRole('viewer')];
     const tags = ['subscriptions'];
 
     r.post(
       '/v1/subscriptions',
-      { schema: { body: SubscriptionInput, tags, summary: 'Subscribe a URL to notifications (the secret is shown once)' }, preHandler: [auth, requireRole('admin')] },
+      { schema: { body: SubscriptionInput, tags, summary: 'Subscribe a URL to notifications (the secret is shown once)' }, preHandler: asAdmin },
       async (req, reply) => {
         const tenant = tenantOf(req);
         // The stored replay of this answer holds the secret: sealed, like every stored secret.
@@ -121,7 +119,7 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps) {
       },
     );
 
-    r.get('/v1/subscriptions', { schema: { tags, summary: 'List subscriptions (never their secrets)' }, preHandler: [auth, requireRole('viewer')] }, async (req) => {
+    r.get('/v1/subscriptions', { schema: { tags, summary: 'List subscriptions (never their secrets)' }, preHandler: asViewer }, async (req) => {
       const rows = await deps.store.subscriptions.list(tenantOf(req).id);
       return { subscriptions: rows.map(presentSubscription) };
     });
@@ -132,11 +130,11 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps) {
       return row;
     };
 
-    r.get('/v1/subscriptions/:id', { schema: { params: IdParams, tags, summary: 'Show a subscription' }, preHandler: [auth, requireRole('viewer')] }, async (req) =>
+    r.get('/v1/subscriptions/:id', { schema: { params: IdParams, tags, summary: 'Show a subscription' }, preHandler: asViewer }, async (req) =>
       presentSubscription(await load(req, req.params.id)),
     );
 
-    r.delete('/v1/subscriptions/:id', { schema: { params: IdParams, tags, summary: 'Delete a subscription (pending deliveries end failed)' }, preHandler: [auth, requireRole('admin')] }, async (req, reply) => {
+    r.delete('/v1/subscriptions/:id', { schema: { params: IdParams, tags, summary: 'Delete a subscription (pending deliveries end failed)' }, preHandler: asAdmin }, async (req, reply) => {
       const deleted = await deps.store.subscriptions.delete(tenantOf(req).id, req.params.id, actorOf(req));
       if (!deleted) throw new ApiError(404, 'subscription_not_found', `subscription ${req.params.id} not found`);
       req.log.info({ subscription_id: req.params.id, actor: actorOf(req) }, 'subscription deleted');
@@ -145,7 +143,7 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps) {
 
     r.get(
       '/v1/subscriptions/:id/deliveries',
-      { schema: { params: IdParams, querystring: DeliveriesQuery, tags, summary: 'Deliveries, newest first, each with its attempts' }, preHandler: [auth, requireRole('viewer')] },
+      { schema: { params: IdParams, querystring: DeliveriesQuery, tags, summary: 'Deliveries, newest first, each with its attempts' }, preHandler: asViewer },
       async (req) => {
         const sub = await load(req, req.params.id);
         const q = req.query;
@@ -166,7 +164,7 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps) {
 
     r.post(
       '/v1/subscriptions/:id/deliveries/:delivery_id/redeliver',
-      { schema: { params: DeliveryParams, tags, summary: 'Send a failed delivery again (or a pending one now)' }, preHandler: [auth, requireRole('admin')] },
+      { schema: { params: DeliveryParams, tags, summary: 'Send a failed delivery again (or a pending one now)' }, preHandler: asAdmin },
       async (req, reply) => {
         const tenant = tenantOf(req);
         const { id, delivery_id } = req.params;
