@@ -84,4 +84,36 @@ suite('subscriptions with two instances on PostgreSQL', () => {
     const senders = await a.app.store.db.kysely.selectFrom('subscription_delivery_attempts').select('sent_by').distinct().execute();
     expect(senders.map((s) => s.sent_by).sort()).toEqual([a.app.instanceId, b.app.instanceId].sort());
   }, 120_000);
+
+  it('an instance that only hears NOTIFY (its fallback poll a minute away) delivers what another instance wrote', async () => {
+    // A second database, so that this instance starts with nothing to do and then sleeps for its whole minute.
+    const db2 = await tempPostgres();
+    const writer = await startOrchestrator({ database: db2, keepDatabase: true });
+    const listener = await startOrchestrator({ database: db2, keepDatabase: true, env: { ADCP_ORCH_SCHEDULER_TICK_MS: '60000' } });
+    try {
+      // The writer creates and runs the operations but sends no notification itself.
+      await writer.app.subscriptions.stop();
+      const rcv = await startWebhookReceiver();
+      receivers.push(rcv);
+      const agentId = await writer.registerAgent({ url: seller.url });
+      const res = await writer.api('POST', '/v1/subscriptions', { url: rcv.url, events: ['operation.completed'] });
+      expect(res.status).toBe(201);
+      const started = Date.now();
+      const op = await writer.api('POST', '/v1/media-buys', { agent_id: agentId, request: mediaBuyRequest('sandbox_instant'), webhook: 'none' });
+      await waitForStatus(writer, op.body.id, ['completed']);
+      await rcv.waitFor(() => (rcv.requests.length >= 1 ? true : undefined), 30_000);
+      expect(Date.now() - started).toBeLessThan(30_000);
+      expect(JSON.parse(rcv.requests[0]!.body)).toMatchObject({ type: 'operation.completed', data: { operation: { id: op.body.id } } });
+      // (The receiver answered before the attempt was recorded.)
+      const senders = await eventually(async () => {
+        const rows = await writer.app.store.db.kysely.selectFrom('subscription_delivery_attempts').select('sent_by').distinct().execute();
+        return rows.length > 0 ? rows : undefined;
+      });
+      expect(senders.map((x) => x.sent_by)).toEqual([listener.app.instanceId]);
+    } finally {
+      await listener.close();
+      await writer.close();
+      await db2.drop();
+    }
+  }, 120_000);
 });
