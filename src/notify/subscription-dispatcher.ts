@@ -97,9 +97,11 @@ export class SubscriptionDispatcher {
       let claimed = 0;
       let room = 0;
       try {
-        await this.store.subscriptions.fanOut(await this.horizon.current(), this.clock.now());
+        const { active } = await this.store.subscriptions.fanOut(() => this.horizon.current(), this.clock.now());
+        // No active subscription means nothing can be due (disabling or deleting fails what was
+        // pending): skip the claim, a write transaction on SQLite's hot path.
         room = this.options.concurrency - this.inFlight;
-        claimed = room > 0 ? await this.claimAndDispatch(room) : 0;
+        claimed = room > 0 && active > 0 ? await this.claimAndDispatch(room) : 0;
       } catch (err) {
         if (this.running) this.log.error({ err }, 'subscriptions: fan-out or claim failed; trying again');
       }

@@ -159,26 +159,24 @@ export class SubscriptionsRepo {
   }
 
   /**
-   * Creates the delivery rows for notifications up to `horizon` that match an
-   * active subscription, a page at a time. Returns how many were created.
+   * Creates the delivery rows for notifications up to the horizon that match an
+   * active subscription, a page at a time. The horizon is asked for only when
+   * there is an active subscription (on PostgreSQL it costs queries). Returns how
+   * many rows were created and how many subscriptions are active.
    */
-  async fanOut(horizon: number, now = Date.now(), pageSize = FANOUT_PAGE): Promise<number> {
+  async fanOut(horizonOf: () => Promise<number>, now = Date.now(), pageSize = FANOUT_PAGE): Promise<{ created: number; active: number }> {
+    const active = await this.activeSubscriptions();
+    if (active.length === 0) return { created: 0, active: 0 };
     // The horizon may be "everything" (SQLite): cursors move to real seqs only.
     const newest = await this.outbox()
       .selectFrom('notifications')
       .select((eb) => eb.fn.max('seq').as('max'))
       .executeTakeFirst();
-    horizon = Math.min(horizon, Number(newest?.max ?? 0));
+    const horizon = Math.min(await horizonOf(), Number(newest?.max ?? 0));
     let created = 0;
-    for (;;) {
-      const subs = await this.db.kysely
-        .selectFrom('subscriptions')
-        .select(['id', 'tenant_id', 'events', 'fanout_seq'])
-        .where('disabled_at', 'is', null)
-        .where('deleted_at', 'is', null)
-        .where('fanout_seq', '<', horizon)
-        .execute();
-      if (subs.length === 0) return created;
+    for (let subs = active; ; subs = await this.activeSubscriptions()) {
+      subs = subs.filter((s) => Number(s.fanout_seq) < horizon);
+      if (subs.length === 0) return { created, active: active.length };
       const from = Math.min(...subs.map((s) => Number(s.fanout_seq)));
       const tenants = [...new Set(subs.map((s) => s.tenant_id))];
       const page = await this.outbox()
@@ -193,8 +191,17 @@ export class SubscriptionsRepo {
       // Nothing (of these tenants) up to the horizon: every cursor may move to it.
       const upTo = page.length < pageSize ? horizon : Number(page[page.length - 1]!.seq);
       created += await inWriteTransaction(this.db, (trx) => this.fanOutPageIn(trx, subs, page, upTo, now));
-      if (page.length < pageSize) return created;
+      if (page.length < pageSize) return { created, active: active.length };
     }
+  }
+
+  private activeSubscriptions(): Promise<ActiveSubscription[]> {
+    return this.db.kysely
+      .selectFrom('subscriptions')
+      .select(['id', 'tenant_id', 'events', 'fanout_seq'])
+      .where('disabled_at', 'is', null)
+      .where('deleted_at', 'is', null)
+      .execute();
   }
 
   private async fanOutPageIn(trx: Tx, subs: ActiveSubscription[], page: Array<Omit<NotificationsView, 'created_at' | 'body'>>, upTo: number, now: number): Promise<number> {
