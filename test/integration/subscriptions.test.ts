@@ -207,6 +207,35 @@ describe('subscriptions: delivery', () => {
     expect(new Set(rcv.requests.filter(answeredOk).map((r) => r.headers['webhook-id'])).size).toBe(2);
   });
 
+  it('stopping mid-attempt records it as interrupted, and the next instance sends it at once', async () => {
+    const database = tempSqlite();
+    cleanups.push(() => database.drop());
+    // A long timeout and a long retry: only the interruption path can make the second instance send quickly.
+    const env = { ...FAST, ADCP_ORCH_SUBSCRIPTION_TIMEOUT_MS: '20000', ADCP_ORCH_SUBSCRIPTION_RETRY_SCHEDULE_MS: '600000' };
+    const first = await startOrchestrator({ database, keepDatabase: true, env });
+    const rcv = await receiver();
+    rcv.script = (req) => (req.index === 0 ? 'hang' : { status: 204 });
+    const agentId = await first.registerAgent({ url: seller.url });
+    const sub = await subscribe(first, { url: rcv.url, events: ['operation.created'] });
+    await runBuys(first, agentId, ['sandbox_instant']);
+    await rcv.waitFor(() => (rcv.requests.length >= 1 ? true : undefined));
+    await first.close();
+    const second = await startOrchestrator({ database, keepDatabase: true, env });
+    cleanups.push(() => second.close());
+    await rcv.waitFor(() => (rcv.requests.length >= 2 ? true : undefined), 15_000);
+    expect(rcv.requests[1]!.headers['webhook-id']).toBe(rcv.requests[0]!.headers['webhook-id']);
+    const done = await eventually(async () => {
+      const res = await second.api('GET', `/v1/subscriptions/${sub.id}/deliveries`);
+      return res.body.deliveries[0]?.status === 'delivered' ? res.body.deliveries[0] : undefined;
+    });
+    expect(done.attempts.map((a: any) => [a.outcome, a.error])).toEqual([
+      ['interrupted', 'interrupted'],
+      ['delivered', null],
+    ]);
+    expect(done.attempts[0].sent_by).toBe(first.app.instanceId);
+    expect(done.attempts[1].sent_by).toBe(second.app.instanceId);
+  });
+
   it('format "slack" posts a readable message: type, operation, status and a link to it', async () => {
     const orch = await orchestrator();
     const rcv = await receiver();
