@@ -336,9 +336,11 @@ describe.each(MODES)('envelope and extraction vectors over the route, %s mode', 
   it('the envelope positive on a create_media_buy operation: 409 webhook_task_type_conflict, a conflict event, nothing applied or stored', async () => {
     const [first] = envelopeFile.positive;
     expect(first.payload.task_type).toBe('media_buy_delivery');
-    const op = await create({ id: `${first.payload.operation_id}-on-cmb`, taskId: first.payload.task_id, type: 'create_media_buy' });
+    // Its own ids (the positive above owns the vector's operation and task), the vector's body otherwise.
+    const taskId = `${first.payload.task_id}-cmb`;
+    const op = await create({ id: `${first.payload.operation_id}-cmb`, taskId, type: 'create_media_buy' });
     const before = await snapshot(orch, op.id);
-    const res = await send(op.token, { ...first.payload, operation_id: op.id });
+    const res = await send(op.token, { ...first.payload, operation_id: op.id, task_id: taskId });
     expect(res.status).toBe(409);
     expect(res.body.error.code).toBe('webhook_task_type_conflict');
     const after = await snapshot(orch, op.id);
