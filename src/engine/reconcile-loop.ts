@@ -2,39 +2,58 @@
  * Periodic reconciliation: once shortly after start (staggered, so instances
  * restarted together do not all list at once) and then every interval with
  * jitter. Each agent is guarded by a job lease, so with several instances on
- * one database one of them reconciles a given agent per period.
+ * one database one of them reconciles a given agent at a time, and one per
+ * period. Runs that deferred orphans are followed up by the DeferralWatch, under
+ * the same leases, as soon as the sends they wait on resolve.
  */
 import type { Logger } from 'pino';
-import type { Store } from '../store/index.js';
+import type { AgentRow, Store } from '../store/index.js';
+import type { ChangeBus } from './change-bus.js';
 import type { Clock } from './clock.js';
+import { DeferralWatch } from './reconcile-deferrals.js';
 import type { Reconciler } from './reconciler.js';
 
 export interface ReconcileLoopOptions {
   instanceId: string;
-  /** 0 turns periodic (and start-up) reconciliation off. */
+  /** 0 turns periodic (and start-up) reconciliation off; deferred orphans are still followed up. */
   intervalMs: number;
   /** Longest random wait before the first run (capped at the interval). */
   startStaggerMs?: number;
   /** Longest a run may hold an agent's lease before another instance may take over (a crashed holder). */
   runLeaseMs?: number;
+  /** Longest wait before deferrals are looked at again (default 60 s). */
+  deferredCheckMs?: number;
+  /** Shortest time from a run that deferred to its follow-up (default 5 s). */
+  deferredMinGapMs?: number;
 }
 
 export class ReconcileLoop {
   private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
   private stopped = true;
+  /** Every run of this process goes through here, one at a time (leases are per instance, not per run). */
+  private chain: Promise<void> = Promise.resolve();
+  private readonly deferrals: DeferralWatch;
 
   constructor(
     private readonly store: Store,
     private readonly reconciler: Reconciler,
+    bus: ChangeBus,
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly options: ReconcileLoopOptions,
-  ) {}
+  ) {
+    this.deferrals = new DeferralWatch(store, bus, clock, log, (fn) => this.exclusive(fn), (agent) => this.runLeased(agent), {
+      checkEveryMs: options.deferredCheckMs ?? 60_000,
+      minGapMs: options.deferredMinGapMs ?? 5_000,
+    });
+  }
 
   start(): void {
-    if (!this.stopped || this.options.intervalMs <= 0) return;
+    if (!this.stopped) return;
     this.stopped = false;
+    // Even with periodic runs off: a deferral is the unfinished part of a run someone asked for.
+    this.deferrals.start();
+    if (this.options.intervalMs <= 0) return;
     const stagger = Math.min(this.options.startStaggerMs ?? 5_000, this.options.intervalMs);
     this.schedule(Math.round(stagger * this.clock.random()));
   }
@@ -42,38 +61,58 @@ export class ReconcileLoop {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    await this.running;
+    this.deferrals.stop();
+    await this.chain;
+  }
+
+  /** Wired to the reconciler: a run (periodic, follow-up or asked for) just recorded a deferral. */
+  deferralRecorded(): void {
+    this.deferrals.deferralRecorded();
   }
 
   /** One pass over every seller agent whose lease we can take (exposed for tests). */
   async runOnce(): Promise<void> {
-    const interval = this.options.intervalMs;
-    const runLeaseMs = this.options.runLeaseMs ?? 10 * 60_000;
     for (const agent of await this.store.agents.listAll('seller')) {
       if (this.stopped) return;
-      const name = `reconcile:${agent.id}`;
-      const now = this.clock.now();
-      if (!(await this.store.jobLeases.claim(name, this.options.instanceId, now, now + Math.max(runLeaseMs, interval)))) continue;
-      try {
-        await this.reconciler.reconcileAgent(agent);
-      } finally {
-        // Keep the slot for most of the period, so other instances' timers skip this agent
-        // until the next one; a little short of it, so jitter cannot make a period be missed.
-        await this.store.jobLeases.extend(name, this.options.instanceId, this.clock.now() + Math.round(interval * 0.8));
-      }
+      await this.runLeased(agent);
     }
+  }
+
+  /** Reconciles the agent if we can take its lease; false when another instance holds it. */
+  private async runLeased(agent: AgentRow): Promise<boolean> {
+    const interval = this.options.intervalMs;
+    const runLeaseMs = this.options.runLeaseMs ?? 10 * 60_000;
+    const name = `reconcile:${agent.id}`;
+    const now = this.clock.now();
+    if (!(await this.store.jobLeases.claim(name, this.options.instanceId, now, now + Math.max(runLeaseMs, interval)))) return false;
+    try {
+      await this.reconciler.reconcileAgent(agent);
+    } finally {
+      // Keep the slot for most of the period, so other instances' timers skip this agent until
+      // the next one; a little short of it, so jitter cannot make a period be missed. A run that
+      // left a deferral gives the slot up at once instead: its follow-up may then be made by
+      // whichever instance sees the sends resolve, or by this one after a restart (a new owner id).
+      const deferred = (await this.store.reconcile.deferral(agent.id)) !== undefined;
+      await this.store.jobLeases.extend(name, this.options.instanceId, this.clock.now() + (deferred ? 0 : Math.round(interval * 0.8)));
+    }
+    return true;
+  }
+
+  private exclusive(fn: () => Promise<void>): Promise<void> {
+    const next = this.chain
+      .then(() => (this.stopped ? undefined : fn()))
+      .catch((err) => this.log.error({ err }, 'reconciliation failed'));
+    this.chain = next;
+    return next;
   }
 
   private schedule(delayMs: number): void {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
-      this.running = this.runOnce()
-        .catch((err) => this.log.error({ err }, 'periodic reconciliation failed'))
-        .finally(() => {
-          this.running = undefined;
-          // Jitter upward, up to a tenth of the interval, so instances drift apart.
-          this.schedule(this.options.intervalMs + Math.round(this.options.intervalMs * 0.1 * this.clock.random()));
-        });
+      void this.exclusive(() => this.runOnce()).finally(() => {
+        // Jitter upward, up to a tenth of the interval, so instances drift apart.
+        this.schedule(this.options.intervalMs + Math.round(this.options.intervalMs * 0.1 * this.clock.random()));
+      });
     }, delayMs);
     this.timer.unref();
   }
