@@ -1,10 +1,15 @@
 /**
  * Periodic reconciliation: once shortly after start (staggered, so instances
  * restarted together do not all list at once) and then every interval with
- * jitter. Each agent is guarded by a job lease, so with several instances on
- * one database one of them reconciles a given agent at a time, and one per
- * period. Runs that deferred orphans are followed up by the DeferralWatch, under
- * the same leases, as soon as the sends they wait on resolve.
+ * jitter. Runs that deferred orphans are followed up by the DeferralWatch as
+ * soon as the sends they wait on resolve.
+ *
+ * Two job leases per agent, so that with several instances on one database:
+ * `reconcile:<agent>` is held while a run is going on (one instance reconciles
+ * an agent at a time; a crashed holder's lease expires), and
+ * `reconcile-period:<agent>` is held for most of a period after a periodic run
+ * (one periodic run per period). Follow-ups take only the first: the period
+ * slot, possibly held by another (or a dead) instance, must not hold them up.
  */
 import type { Logger } from 'pino';
 import type { AgentRow, Store } from '../store/index.js';
@@ -70,30 +75,38 @@ export class ReconcileLoop {
     this.deferrals.deferralRecorded();
   }
 
-  /** One pass over every seller agent whose lease we can take (exposed for tests). */
+  /** One pass over every seller agent whose period slot we can take (exposed for tests). */
   async runOnce(): Promise<void> {
     for (const agent of await this.store.agents.listAll('seller')) {
       if (this.stopped) return;
-      await this.runLeased(agent);
+      await this.runLeased(agent, true);
     }
   }
 
-  /** Reconciles the agent if we can take its lease; false when another instance holds it. */
-  private async runLeased(agent: AgentRow): Promise<boolean> {
+  /** Reconciles the agent if we can take its leases; false when another instance holds one. */
+  private async runLeased(agent: AgentRow, periodic = false): Promise<boolean> {
     const interval = this.options.intervalMs;
     const runLeaseMs = this.options.runLeaseMs ?? 10 * 60_000;
-    const name = `reconcile:${agent.id}`;
+    const owner = this.options.instanceId;
+    const running = `reconcile:${agent.id}`;
+    const period = `reconcile-period:${agent.id}`;
     const now = this.clock.now();
-    if (!(await this.store.jobLeases.claim(name, this.options.instanceId, now, now + Math.max(runLeaseMs, interval)))) return false;
+    // Keep the period slot for most of the period, so other instances' timers skip this agent
+    // until the next one; a little short of it, so jitter cannot make a period be missed.
+    const keepPeriod = async () => {
+      if (periodic) await this.store.jobLeases.extend(period, owner, this.clock.now() + Math.round(interval * 0.8));
+    };
+    if (periodic && !(await this.store.jobLeases.claim(period, owner, now, now + Math.max(runLeaseMs, interval)))) return false;
+    if (!(await this.store.jobLeases.claim(running, owner, now, now + runLeaseMs))) {
+      // Another instance is reconciling this agent right now: its run stands for this period's.
+      await keepPeriod();
+      return false;
+    }
     try {
       await this.reconciler.reconcileAgent(agent);
     } finally {
-      // Keep the slot for most of the period, so other instances' timers skip this agent until
-      // the next one; a little short of it, so jitter cannot make a period be missed. A run that
-      // left a deferral gives the slot up at once instead: its follow-up may then be made by
-      // whichever instance sees the sends resolve, or by this one after a restart (a new owner id).
-      const deferred = (await this.store.reconcile.deferral(agent.id)) !== undefined;
-      await this.store.jobLeases.extend(name, this.options.instanceId, this.clock.now() + (deferred ? 0 : Math.round(interval * 0.8)));
+      await this.store.jobLeases.extend(running, owner, this.clock.now());
+      await keepPeriod();
     }
     return true;
   }
