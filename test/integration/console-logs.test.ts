@@ -22,9 +22,9 @@ async function runServe(opts: { tty: boolean; env?: Record<string, string> }): P
   dirs.push(dir);
   const port = await freePort();
   const serveArgs = [BIN, 'serve', '--port', String(port), '--db', `sqlite:${join(dir, 'o.db')}`];
-  const env = { ...process.env, ADCP_ORCH_SECRET_KEY: TEST_SECRET_KEY, LOG_LEVEL: 'info', ADCP_ORCH_RECONCILE_INTERVAL_MS: '0', ...opts.env };
-  delete (env as Record<string, string | undefined>).LOG_FORMAT;
-  if (opts.env?.LOG_FORMAT) env.LOG_FORMAT = opts.env.LOG_FORMAT;
+  // LOG_FORMAT only as the test says: one set in the developer's shell must not decide the outcome.
+  const { LOG_FORMAT: _ignored, ...inherited } = process.env;
+  const env: Record<string, string | undefined> = { ...inherited, ADCP_ORCH_SECRET_KEY: TEST_SECRET_KEY, LOG_LEVEL: 'info', ADCP_ORCH_RECONCILE_INTERVAL_MS: '0', ...opts.env };
   const quoted = serveArgs.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
   const child = opts.tty
     ? spawn('script', ['-q', '-e', '-c', `${process.execPath} ${quoted}`, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] })
