@@ -136,6 +136,7 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   reconcile_reports: ReconcileReportsTable;
   job_leases: JobLeasesTable;
+  reconcile_deferrals: ReconcileDeferralsTable;
 }
 
 export interface ReconcileReportsTable {
@@ -156,4 +157,13 @@ export interface JobLeasesTable {
   name: string;
   owner: string;
   lease_until: number;
+}
+
+/** Orphans a reconcile run left alone while sends that may bind them were unresolved: run again once they resolve. */
+export interface ReconcileDeferralsTable {
+  agent_id: string;
+  /** JSON {task type: [operation ids]}. */
+  waiting_on: string;
+  /** Start of the run that deferred. */
+  deferred_at: number;
 }
