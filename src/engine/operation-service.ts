@@ -356,7 +356,7 @@ export class OperationService {
   /** After an observation committed: change notice, metrics, log. */
   async observed(operationId: string, result: MutateResult<ObservationOutcome>): Promise<void> {
     if (result.outcome === 'applied' && result.events.length > 0) this.bus.publish({ operation: result.row, events: result.events });
-    if (result.outcome === 'applied') await this.recordObservationMetrics(result.row, result.events);
+    if (result.outcome === 'applied') await this.recordObservationMetrics(result.row, result.events, result.value);
     if (result.outcome === 'lease_lost') this.log.info({ operation_id: operationId }, 'lease lost before writing; discarded');
   }
 
@@ -476,9 +476,10 @@ export class OperationService {
     return result;
   }
 
-  private async recordObservationMetrics(row: OperationRow, events: EventRow[]): Promise<void> {
+  private async recordObservationMetrics(row: OperationRow, events: EventRow[], outcome: ObservationOutcome): Promise<void> {
     for (const e of events) {
-      if (e.kind === 'conflict') this.metrics.conflict(row.type);
+      // Only a second, different terminal is a terminal conflict; a refused result or task type is alarmed by the receiver.
+      if (e.kind === 'conflict' && outcome === 'conflict') this.metrics.conflict(row.type);
       if (e.kind !== 'transition' || !e.to_status) continue;
       this.metrics.transition(row.type, e.from_status ?? '', e.to_status, e.source);
       const leftInput = e.from_status === 'input-required';
