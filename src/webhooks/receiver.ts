@@ -215,7 +215,7 @@ export class WebhookReceiver {
       otherOwner = owner !== undefined && owner.id !== op.id;
     }
     if (!mismatch && !otherOwner) return null;
-    await this.deps.store.operations.mutate(op.id, null, () => ({
+    const recorded = await this.deps.store.operations.mutate(op.id, null, () => ({
       events: [
         {
           source: 'webhook',
@@ -225,6 +225,8 @@ export class WebhookReceiver {
       ],
       value: null,
     }));
+    // Published like any other change: the conflict is a notification people must see.
+    await this.deps.operations.observed(op.id, recorded);
     this.deps.metrics.conflict(op.type);
     return fail(409, 'webhook_task_conflict', 'the delivery names a task or operation other than the one registered at this URL');
   }
