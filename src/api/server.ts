@@ -7,6 +7,7 @@ import type { Metrics } from '../engine/metrics.js';
 import type { OperationService } from '../engine/operation-service.js';
 import type { Store } from '../store/index.js';
 import type { SecretBox } from '../store/secret-box.js';
+import { hasRoleCheck } from './auth.js';
 import { installErrorHandling } from './errors.js';
 import { agentRoutes } from './routes/agents.js';
 import { healthRoutes } from './routes/health.js';
@@ -47,6 +48,13 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     transform: jsonSchemaTransform,
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  // Every /v1 route states the role it needs: one registered without would let any key,
+  // however small its role, do what it does. Refuse to start rather than serve it.
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith('/v1/') && !hasRoleCheck(route.preHandler)) {
+      throw new Error(`route ${String(route.method)} ${route.url} has no requireRole preHandler`);
+    }
+  });
 
   agentRoutes(app, deps);
   operationRoutes(app, deps);

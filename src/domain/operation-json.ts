@@ -42,6 +42,8 @@ export interface EventJsonSource {
   from_status: string | null;
   to_status: string | null;
   detail: string | null;
+  /** The key name of the person who caused it; null when no person did. */
+  actor: string | null;
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -64,6 +66,7 @@ export function presentEvent(e: EventJsonSource) {
     from: e.from_status,
     to: e.to_status,
     detail: json(e.detail),
+    actor: e.actor,
   };
 }
 

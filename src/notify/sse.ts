@@ -12,7 +12,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { requireApiKey, tenantOf } from '../api/auth.js';
+import { requireApiKey, requireRole, tenantOf } from '../api/auth.js';
 import { errorBody } from '../api/errors.js';
 import { isNotificationType, NOTIFICATION_TYPES } from '../domain/notification-types.js';
 import type { NotificationRow, Store } from '../store/index.js';
@@ -36,7 +36,7 @@ export function eventsRoutes(store: Store, feed: EventFeed, options: SseOptions 
     app.get(
       '/v1/events',
       {
-        preHandler: requireApiKey(store),
+        preHandler: [requireApiKey(store), requireRole('viewer')],
         schema: {
           description:
             'Server-Sent Events of the tenant’s notifications (event: type, id: notification id, data: the notification); resumable with Last-Event-ID or ?after=<notification id>; ?types= a comma-separated list of notification types',

@@ -8,13 +8,15 @@ import type { Db } from './db.js';
 import { initial } from './migrations/001-initial.js';
 import { webhooks } from './migrations/002-webhooks.js';
 import { reconcile } from './migrations/003-reconcile.js';
+import { keyRoles } from './migrations/005-key-roles.js';
 import { notifications } from './migrations/007-notifications.js';
 
-function migrationsFor(db: Db): Record<string, Migration> {
+export function migrationsFor(db: Db): Record<string, Migration> {
   return {
     '001-initial': initial(db.dialect),
     '002-webhooks': webhooks,
     '003-reconcile': reconcile,
+    '005-key-roles': keyRoles(db.dialect),
     '007-notifications': notifications(db.dialect),
   };
 }

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Selectable } from 'kysely';
 import { notificationBody, type BodyOperationSource } from '../domain/notification-body.js';
 import { notificationTypeFor, type NotificationType } from '../domain/notification-types.js';
-import { presentOperation } from '../domain/operation-json.js';
+import { presentOperation, type EventJsonSource } from '../domain/operation-json.js';
 import { CompiledQueries } from './compiled.js';
 import type { Db } from './db.js';
 import type { NotificationsTable } from './schema.js';
@@ -23,15 +23,7 @@ export interface NotificationsOptions {
 }
 
 /** The event columns a notification body shows (an operation_events row). */
-export interface NotifiedEvent {
-  id: number;
-  at: number;
-  source: string;
-  kind: string;
-  from_status: string | null;
-  to_status: string | null;
-  detail: string | null;
-}
+export type NotifiedEvent = EventJsonSource;
 
 export function newNotificationId(): string {
   return `ntf_${randomUUID()}`;

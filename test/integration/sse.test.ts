@@ -95,6 +95,9 @@ describe('GET /v1/events', () => {
       expect(m.data.data.operation).not.toHaveProperty('events');
     }
     expect(mine[0]!.data.data).toMatchObject({ operation: { id: op, status: 'requested' }, event: { kind: 'created', source: 'user', to: 'requested' } });
+    // Who caused it: the name of the key that created the buy.
+    expect(mine[0]!.data.data.event.actor).toMatch(/^key-/);
+    expect(mine[1]!.data.data.event.actor).toBeNull();
     expect(mine[1]!.data.data.event).toMatchObject({ kind: 'transition', to: 'submitted' });
     const completed = mine[2]!.data.data;
     expect(completed.operation).toMatchObject({ status: 'completed' });

@@ -59,7 +59,7 @@ describe.each(dialects)('notifications on $name', ({ make }) => {
       tenant_id: tenantId,
       data: {
         operation: presentOperation(op),
-        event: { id: written.events[0]!.id, at: new Date(written.events[0]!.at).toISOString(), source: 'user', kind: 'created', from: null, to: 'requested', detail: null },
+        event: { id: written.events[0]!.id, at: new Date(written.events[0]!.at).toISOString(), source: 'user', kind: 'created', from: null, to: 'requested', detail: null, actor: null },
         link: `https://orch.example/operations/${op.id}`,
       },
     });

@@ -4,21 +4,21 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Reconciler } from '../../engine/reconciler.js';
 import type { Store } from '../../store/index.js';
-import { requireApiKey, tenantOf } from '../auth.js';
+import { requireApiKey, requireRole, tenantOf } from '../auth.js';
 import { ApiError } from '../errors.js';
 
 const ReconcileInput = z.object({ agent_id: z.string().min(1).max(100).optional() }).strict();
 
 export function reconcileRoutes(app: FastifyInstance, deps: { store: Store; reconciler: Reconciler }): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const auth = requireApiKey(deps.store);
+  const asOperator = [requireApiKey(deps.store), requireRole('operator')];
 
   r.post(
     '/v1/reconcile',
     {
       // No body at all (Fastify hands the validator null) means "every seller", like {}.
       schema: { body: ReconcileInput.nullish(), tags: ['reconcile'], summary: 'Reconcile with sellers now; returns one report per agent' },
-      preHandler: auth,
+      preHandler: asOperator,
     },
     async (req) => {
       const tenant = tenantOf(req);

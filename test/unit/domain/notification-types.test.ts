@@ -72,7 +72,7 @@ describe('notificationBody', () => {
     },
     { status: 'input-required', needs_input: 1, input_message: 'approve the budget', webhook_mode: 'hmac', webhook_secret_enc: 'sealed:' + secret },
   );
-  const event = { id: 7, at: 1_700_000_001_000, source: 'webhook', kind: 'transition', from_status: 'submitted', to_status: 'input-required', detail: JSON.stringify({ message: 'approve the budget', reason: 'over limit', estimated_time: '2 h' }) };
+  const event = { id: 7, at: 1_700_000_001_000, source: 'webhook', kind: 'transition', from_status: 'submitted', to_status: 'input-required', detail: JSON.stringify({ message: 'approve the budget', reason: 'over limit', estimated_time: '2 h' }), actor: null };
 
   it('carries the operation JSON without events, the event, and for input required the message, reason, estimated time and link', () => {
     const body = notificationBody(
@@ -86,7 +86,7 @@ describe('notificationBody', () => {
       tenant_id: 't-1',
       data: {
         operation: presentOperation(row),
-        event: { id: 7, at: '2023-11-14T22:13:21.000Z', source: 'webhook', kind: 'transition', from: 'submitted', to: 'input-required', detail: { message: 'approve the budget', reason: 'over limit', estimated_time: '2 h' } },
+        event: { id: 7, at: '2023-11-14T22:13:21.000Z', source: 'webhook', kind: 'transition', from: 'submitted', to: 'input-required', detail: { message: 'approve the budget', reason: 'over limit', estimated_time: '2 h' }, actor: null },
         message: 'approve the budget',
         reason: 'over limit',
         estimated_time: '2 h',
