@@ -14,9 +14,9 @@
  * notifications holds a transaction id before it draws a seq (the operations repo
  * has locked or inserted the operation row; NotificationsRepo.insertIn takes one
  * explicitly). So: note the snapshot's in-progress transaction ids when a gap is
- * seen; once all of them have ended, every seq up to the highest one then visible
- * is final. A transaction that never ends (an unrelated long one in the list)
- * would stall live delivery, so after `maxGapWaitMs` the gap is passed anyway and
+ * seen; once all of them (those of this database: the others cannot write here)
+ * have ended, every seq up to the highest one then visible is final. A transaction
+ * that never ends (an unrelated long one in the list) would stall live delivery, so after `maxGapWaitMs` the gap is passed anyway and
  * logged; its notifications are still in the table (and delivered to subscribers).
  *
  * The table and column are parameters so another ordered outbox reader can use
@@ -161,9 +161,17 @@ export class PgEventHorizon implements EventHorizon {
 
   private async pendingResolved(p: Pending): Promise<boolean> {
     if (p.xip.length === 0) return true;
+    // A snapshot lists the whole server's transactions; only those of this database can
+    // write our table, so one running elsewhere (another application's, another test
+    // database's) must not hold our streams up. Sessions and their transaction ids are
+    // visible to every role; xid8 is (epoch << 32) | xid.
     const { rows } = await sql<{ running: number }>`
       SELECT count(*)::int AS running FROM unnest(${p.xip}::xid8[]) AS x
-      WHERE pg_xact_status(x) = 'in progress'`.execute(this.db.kysely);
+      WHERE pg_xact_status(x) = 'in progress'
+        AND (x::text::bigint % 4294967296) IN (
+          SELECT backend_xid::text::bigint FROM pg_stat_activity WHERE datname = current_database() AND backend_xid IS NOT NULL
+          UNION ALL
+          SELECT transaction::text::bigint FROM pg_prepared_xacts WHERE database = current_database())`.execute(this.db.kysely);
     if (Number(rows[0]?.running ?? 0) === 0) return true;
     if (Date.now() - p.since > this.maxGapWaitMs) {
       this.log.warn({ up_to: p.upTo, waited_ms: Date.now() - p.since }, `horizon of ${this.seq.table}: passing a gap held by a long transaction; live streams may miss its rows`);

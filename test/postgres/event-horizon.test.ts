@@ -100,4 +100,19 @@ suite('PgEventHorizon', () => {
     await a.query('COMMIT');
     expect(await horizon.current()).toBe(visible);
   });
+
+  it('is not held up by a transaction running in another database of the same server', async () => {
+    const elsewhere = new pg.Client({ connectionString: postgresAdminUrl });
+    await elsewhere.connect();
+    clients.push(elsewhere);
+    await elsewhere.query('BEGIN');
+    await elsewhere.query('SELECT pg_current_xact_id()');
+    const b = await session();
+    const op = await newOperation(b);
+    const seq = await insertNotification(b, op);
+    // Its first look sees the other database's transaction in the server-wide snapshot.
+    const horizon = new PgEventHorizon(store.db, createLogger('silent'));
+    expect(await horizon.current()).toBe(seq);
+    await elsewhere.query('ROLLBACK');
+  });
 });

@@ -59,9 +59,7 @@ suite('SSE across two instances on PostgreSQL', () => {
   it('a change on one instance reaches an SSE client of the other, in order, once', async () => {
     const onB = await events(b);
     const first = await buy(a);
-    // Generous: the horizon's first look waits for every transaction then in flight on the
-    // server (other test databases' too), for up to 30 s.
-    await onB.waitFor((m) => opOf(m) === first && m.event === 'operation.completed', 1, 45_000);
+    await onB.waitFor((m) => opOf(m) === first && m.event === 'operation.completed', 1, 20_000);
     expect(onB.messages.filter((m) => opOf(m) === first).map((m) => m.event)).toEqual(['operation.created', 'operation.completed']);
 
     // A burst on A (some by webhook, some finished later by either scheduler) while B's client watches.
