@@ -12,6 +12,8 @@ import { installErrorHandling } from './errors.js';
 import { agentRoutes } from './routes/agents.js';
 import { healthRoutes } from './routes/health.js';
 import { operationRoutes } from './routes/operations.js';
+import { cancelRoutes } from './routes/cancel.js';
+import type { CancelService } from '../engine/cancel-operation.js';
 import { reconcileRoutes } from './routes/reconcile.js';
 import type { Reconciler } from '../engine/reconciler.js';
 
@@ -24,6 +26,8 @@ export interface ApiDeps {
   isReady: () => boolean;
   /** Absent in route-level tests that build the API alone. */
   reconciler?: Reconciler;
+  /** Absent in route-level tests that build the API alone. */
+  cancel?: CancelService;
   /** Extra route groups (webhooks, events, UI) registered by their own modules. */
   plugins?: Array<(app: FastifyInstance) => void | Promise<void>>;
 }
@@ -58,6 +62,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
 
   agentRoutes(app, deps);
   operationRoutes(app, deps);
+  if (deps.cancel) cancelRoutes(app, { store: deps.store, cancel: deps.cancel });
   if (deps.reconciler) reconcileRoutes(app, { store: deps.store, reconciler: deps.reconciler });
   healthRoutes(app, deps);
   for (const plugin of deps.plugins ?? []) await plugin(app);

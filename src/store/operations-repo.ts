@@ -131,6 +131,11 @@ export class OperationsRepo {
     return this.db.kysely.selectFrom('operation_events').selectAll().where('operation_id', '=', operationId).orderBy('id').execute();
   }
 
+  /** Operations started on behalf of this one (corrections, cancels, governed steps), oldest first. */
+  async childrenOf(parentId: string): Promise<OperationRow[]> {
+    return this.db.kysely.selectFrom('operations').selectAll().where('parent_id', '=', parentId).orderBy('created_at').orderBy('id').execute();
+  }
+
   /** Newest first, keyset-paginated on (created_at, id). */
   async list(tenantId: string, filters: ListFilters, limit: number, cursor?: { createdAt: number; id: string }): Promise<OperationRow[]> {
     let q = this.db.kysely.selectFrom('operations').selectAll().where('tenant_id', '=', tenantId);

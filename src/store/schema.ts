@@ -137,6 +137,7 @@ export interface Database {
   reconcile_reports: ReconcileReportsTable;
   job_leases: JobLeasesTable;
   notifications: NotificationsTable;
+  reconcile_deferrals: ReconcileDeferralsTable;
 }
 
 export interface ReconcileReportsTable {
@@ -157,6 +158,15 @@ export interface JobLeasesTable {
   name: string;
   owner: string;
   lease_until: number;
+}
+
+/** Orphans a reconcile run left alone while sends that may bind them were unresolved: run again once they resolve. */
+export interface ReconcileDeferralsTable {
+  agent_id: string;
+  /** JSON {task type: [operation ids]}. */
+  waiting_on: string;
+  /** Start of the run that deferred. */
+  deferred_at: number;
 }
 
 /** The notifications outbox (DESIGN.md §5.2), written with the change it reports. */
