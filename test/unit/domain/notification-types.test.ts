@@ -36,6 +36,8 @@ const ON_KIND: Record<string, NotificationType | null> = {
   poll_failed: null,
   illegal_transition: null,
   missing_from_server: null,
+  // The original of a media buy canceled at the seller: the child update_media_buy reports the outcome.
+  cancel_requested: null,
 };
 
 describe('notificationTypeFor', () => {
