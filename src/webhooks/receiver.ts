@@ -254,7 +254,7 @@ export class WebhookReceiver {
       // The right task of the right operation: it must also be the operation's kind of task.
       return payload.taskType !== undefined && payload.taskType !== op.type ? this.taskTypeConflict(op, payload) : null;
     }
-    await this.deps.store.operations.mutate(op.id, null, () => ({
+    const recorded = await this.deps.store.operations.mutate(op.id, null, () => ({
       events: [
         {
           source: 'webhook',
@@ -264,6 +264,8 @@ export class WebhookReceiver {
       ],
       value: null,
     }));
+    // Published like any other change: the conflict is a notification people must see.
+    await this.deps.operations.observed(op.id, recorded);
     this.deps.metrics.conflict(op.type);
     return fail(409, 'webhook_task_conflict', 'the delivery names a task or operation other than the one registered at this URL');
   }
