@@ -65,7 +65,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
   const clock = opts.clock ?? systemClock;
   const instanceId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const secretKey = resolveSecretKey(config.ADCP_ORCH_SECRET_KEY, config.ADCP_ORCH_DATABASE_URL);
-  const store = await openStore(config.ADCP_ORCH_DATABASE_URL);
+  const store = await openStore(config.ADCP_ORCH_DATABASE_URL, { notifications: { publicUrl: config.ADCP_ORCH_PUBLIC_URL } });
   const secrets = new SecretBox(secretKey.key);
   const metrics = new Metrics(store);
   const bus = new ChangeBus();
@@ -121,6 +121,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     instanceId,
     logger,
     fallbackPollMs: config.ADCP_ORCH_SSE_FALLBACK_POLL_MS,
+    heartbeatMs: config.ADCP_ORCH_SSE_HEARTBEAT_MS,
     wakeScheduler: () => scheduler.wake(),
     onRemoteChange: () => subscriptions.wake(),
   });
