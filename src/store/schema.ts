@@ -193,7 +193,7 @@ export interface SubscriptionsTable {
   tenant_id: string;
   /** The target URL, sealed (a Slack webhook URL is a credential). */
   url_enc: string;
-  /** What listings show: see src/notify/subscription-url.ts. */
+  /** What listings show: see src/notify/subscription-target.ts. */
   url_display: string;
   /** JSON array of notification types, null for all. */
   events: string | null;

@@ -11,28 +11,14 @@
  * committed late is never skipped.
  */
 import { randomUUID } from 'node:crypto';
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Db } from './db.js';
-import type { Database, SubscriptionsTable } from './schema.js';
+import type { NotificationRow } from './notifications-repo.js';
+import type { SubscriptionsTable } from './schema.js';
 import { inWriteTransaction, type Tx } from './tx.js';
 
 export type SubscriptionRow = Selectable<SubscriptionsTable>;
-
-/**
- * The outbox as this module reads it (DESIGN.md §5.2; the table belongs to the
- * notifications code). Declared here so that this repo depends on the columns it
- * reads, not on who writes them.
- */
-interface NotificationsView {
-  seq: number;
-  id: string;
-  tenant_id: string;
-  type: string;
-  operation_id: string | null;
-  created_at: number;
-  body: string;
-}
-type WithOutbox = Database & { notifications: NotificationsView };
+type OutboxEntry = Pick<NotificationRow, 'seq' | 'id' | 'tenant_id' | 'type' | 'operation_id'>;
 
 export interface NewSubscription {
   tenantId: string;
@@ -56,14 +42,10 @@ const FANOUT_PAGE = 500;
 export class SubscriptionsRepo {
   constructor(private readonly db: Db) {}
 
-  private outbox(conn: Tx = this.db.kysely): Kysely<WithOutbox> {
-    return conn.withTables<{ notifications: NotificationsView }>() as unknown as Kysely<WithOutbox>;
-  }
-
   /** A new subscription receives notifications written after it: its cursor starts at the newest one. */
   async create(s: NewSubscription, now = Date.now()): Promise<SubscriptionRow> {
     return inWriteTransaction(this.db, async (trx) => {
-      const max = await this.outbox(trx)
+      const max = await trx
         .selectFrom('notifications')
         .select((eb) => eb.fn.max('seq').as('max'))
         .executeTakeFirst();
@@ -168,7 +150,7 @@ export class SubscriptionsRepo {
     const active = await this.activeSubscriptions();
     if (active.length === 0) return { created: 0, active: 0 };
     // The horizon may be "everything" (SQLite): cursors move to real seqs only.
-    const newest = await this.outbox()
+    const newest = await this.db.kysely
       .selectFrom('notifications')
       .select((eb) => eb.fn.max('seq').as('max'))
       .executeTakeFirst();
@@ -179,7 +161,7 @@ export class SubscriptionsRepo {
       if (subs.length === 0) return { created, active: active.length };
       const from = Math.min(...subs.map((s) => Number(s.fanout_seq)));
       const tenants = [...new Set(subs.map((s) => s.tenant_id))];
-      const page = await this.outbox()
+      const page = await this.db.kysely
         .selectFrom('notifications')
         .select(['seq', 'id', 'tenant_id', 'type', 'operation_id'])
         .where('seq', '>', from)
@@ -204,7 +186,7 @@ export class SubscriptionsRepo {
       .execute();
   }
 
-  private async fanOutPageIn(trx: Tx, subs: ActiveSubscription[], page: Array<Omit<NotificationsView, 'created_at' | 'body'>>, upTo: number, now: number): Promise<number> {
+  private async fanOutPageIn(trx: Tx, subs: ActiveSubscription[], page: OutboxEntry[], upTo: number, now: number): Promise<number> {
     const wanted = new Map(subs.map((s) => [s.id, s.events ? new Set<string>(JSON.parse(s.events)) : null]));
     const rows = [];
     for (const n of page) {
@@ -259,7 +241,7 @@ export class SubscriptionsRepo {
   /** A notification's stored body (the exact text that is signed and sent). */
   async notificationBodies(ids: string[]): Promise<Map<string, string>> {
     if (ids.length === 0) return new Map();
-    const rows = await this.outbox().selectFrom('notifications').select(['id', 'body']).where('id', 'in', ids).execute();
+    const rows = await this.db.kysely.selectFrom('notifications').select(['id', 'body']).where('id', 'in', ids).execute();
     return new Map(rows.map((r) => [r.id, r.body]));
   }
 }

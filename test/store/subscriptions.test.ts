@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/index.js';
 import { dialects, type TestDatabase } from '../helpers/databases.js';
-import { ensureOutbox, writeNotifications } from '../helpers/outbox.js';
+import { writeNotifications } from '../helpers/outbox.js';
 
 const EVERYTHING = async () => Number.MAX_SAFE_INTEGER;
 const fanOut = async (s: Store) => (await s.subscriptions.fanOut(EVERYTHING)).created;
@@ -23,7 +23,6 @@ describe.each(dialects)('subscriptions store on $name', ({ make }) => {
     database = await make();
     store = await openStore(database.url);
     other = await openStore(database.url, { migrate: false });
-    await ensureOutbox(store);
     tenantId = (await store.tenants.ensureTenant(`t-${randomUUID()}`)).id;
   });
   afterAll(async () => {

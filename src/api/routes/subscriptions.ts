@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { NOTIFICATION_TYPES } from '../../domain/notification-types.js';
 import { checkTarget, displayUrl, TargetRefused } from '../../notify/subscription-target.js';
 import { newSubscriptionSecret } from '../../notify/webhook-signer.js';
 import type { Store } from '../../store/index.js';
@@ -15,20 +16,8 @@ import { ApiError } from '../errors.js';
 import { idempotent } from '../idempotency.js';
 import { presentDelivery, presentSubscription } from '../present-subscriptions.js';
 
-/** The notification types of DESIGN.md §5.2. TODO(notifications): use the list in src/domain/notification-types.ts. */
-export const SUBSCRIBABLE_TYPES = [
-  'operation.created',
-  'operation.submitted',
-  'operation.input_required',
-  'operation.answered',
-  'operation.completed',
-  'operation.failed',
-  'operation.rejected',
-  'operation.canceled',
-  'operation.stalled',
-  'operation.conflict',
-  'campaign.completed',
-] as const;
+/** A subscription may ask for any notification type (DESIGN.md §5.2). */
+const SUBSCRIBABLE_TYPES = NOTIFICATION_TYPES;
 
 const SubscriptionInput = z
   .object({

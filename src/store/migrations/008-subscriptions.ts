@@ -13,7 +13,7 @@ export const subscriptions: Migration = {
       .addColumn('id', 'text', (c) => c.primaryKey())
       .addColumn('tenant_id', 'text', (c) => c.notNull())
       // The whole URL is sealed (a Slack incoming-webhook URL is itself a credential);
-      // `url_display` is what listings show (see src/notify/subscription-url.ts).
+      // `url_display` is what listings show (see src/notify/subscription-target.ts).
       .addColumn('url_enc', 'text', (c) => c.notNull())
       .addColumn('url_display', 'text', (c) => c.notNull())
       // JSON array of notification types; null = every type.
