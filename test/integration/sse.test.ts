@@ -61,7 +61,7 @@ async function completeByWebhook(op: WebhookOperation): Promise<void> {
     task_type: 'create_media_buy',
     status: 'completed',
     timestamp: new Date().toISOString(),
-    result: { media_buy_id: `mb_${op.taskId}` },
+    result: { media_buy_id: `mb_${op.taskId}`, packages: [] },
   });
   const ts = Math.floor(Date.now() / 1000);
   const mac = createHmac('sha256', op.secret).update(`${ts}.`).update(body).digest('hex');
