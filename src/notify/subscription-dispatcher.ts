@@ -38,6 +38,9 @@ export interface DispatcherOptions {
   publicUrl?: string;
 }
 
+/** Shortest time between two passes when wake-ups keep coming. */
+const MIN_PASS_GAP_MS = 25;
+
 interface Batch {
   subs: Map<string, SubscriptionRow>;
   secrets: Map<string, string[]>;
@@ -94,10 +97,12 @@ export class SubscriptionDispatcher {
   private async loop(): Promise<void> {
     while (this.running) {
       this.dirty = false;
+      const passStartedAt = Date.now();
       let claimed = 0;
       let room = 0;
+      let active = 0;
       try {
-        const { active } = await this.store.subscriptions.fanOut(() => this.horizon.current(), this.clock.now());
+        ({ active } = await this.store.subscriptions.fanOut(() => this.horizon.current(), this.clock.now()));
         // No active subscription means nothing can be due (disabling or deleting fails what was
         // pending): skip the claim, a write transaction on SQLite's hot path.
         room = this.options.concurrency - this.inFlight;
@@ -110,8 +115,14 @@ export class SubscriptionDispatcher {
         await new Promise((r) => setImmediate(r));
         continue;
       }
-      if (this.dirty) continue;
-      await this.sleep(await this.sleepMs());
+      if (this.dirty) {
+        // Woken during the pass. Under load every committed change wakes us: passes at most
+        // every MIN_PASS_GAP_MS, so a busy instance spends a bounded share of its database on this.
+        const wait = passStartedAt + MIN_PASS_GAP_MS - Date.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        continue;
+      }
+      await this.sleep(active > 0 ? await this.sleepMs() : this.options.tickMs);
     }
   }
 
