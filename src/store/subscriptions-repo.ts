@@ -186,7 +186,15 @@ export class SubscriptionsRepo {
       .execute();
   }
 
-  private async fanOutPageIn(trx: Tx, subs: ActiveSubscription[], page: OutboxEntry[], upTo: number, now: number): Promise<number> {
+  private async fanOutPageIn(trx: Tx, listed: ActiveSubscription[], page: OutboxEntry[], upTo: number, now: number): Promise<number> {
+    // Still active now? A subscription disabled or deleted since it was listed gets nothing more.
+    // On PostgreSQL the shared lock makes a concurrent disable wait for this commit, and then
+    // fail what this page created for it, like everything else it had pending.
+    let still = trx.selectFrom('subscriptions').select('id').where('id', 'in', listed.map((s) => s.id)).where('disabled_at', 'is', null).where('deleted_at', 'is', null);
+    if (this.db.dialect === 'postgres') still = still.forShare();
+    const activeIds = new Set((await still.execute()).map((r) => r.id));
+    const subs = listed.filter((s) => activeIds.has(s.id));
+    if (subs.length === 0) return 0;
     const wanted = new Map(subs.map((s) => [s.id, s.events ? new Set<string>(JSON.parse(s.events)) : null]));
     const rows = [];
     for (const n of page) {
