@@ -17,6 +17,7 @@ import { isAgentFailure, OperationService } from './engine/operation-service.js'
 import { AgentBreakers } from './engine/breakers.js';
 import { Scheduler } from './engine/scheduler.js';
 import { createReconciliation } from './engine/reconcile-setup.js';
+import { InstancePresence } from './engine/instances.js';
 import type { Reconciler } from './engine/reconciler.js';
 import { resolveSecretKey } from './secret-key.js';
 import { openStore, type Store } from './store/index.js';
@@ -49,6 +50,8 @@ export interface App {
   /** SSE feed and cross-instance NOTIFY. */
   live: LiveUpdates;
   instanceId: string;
+  /** This process among the others on the database (heartbeat, takeover of dead instances' leases). */
+  instances: InstancePresence;
   /** Listens on the configured port; returns the base URL. */
   listen(): Promise<string>;
   close(): Promise<void>;
@@ -61,7 +64,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
   const secretKey = resolveSecretKey(config.ADCP_ORCH_SECRET_KEY, config.ADCP_ORCH_DATABASE_URL);
   const store = await openStore(config.ADCP_ORCH_DATABASE_URL);
   const secrets = new SecretBox(secretKey.key);
-  const metrics = new Metrics(store);
+  const metrics = new Metrics(store, { instanceDeadAfterMs: config.ADCP_ORCH_INSTANCE_DEAD_AFTER_MS });
   const bus = new ChangeBus();
   const adcp = opts.adcp ?? createAdcpClient();
   const breakers = new AgentBreakers(
@@ -89,6 +92,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     tickMs: config.ADCP_ORCH_SCHEDULER_TICK_MS,
     warmupMs: config.ADCP_ORCH_WARMUP_MS,
   });
+  const instances = new InstancePresence(store, clock, logger, { instanceId, deadAfterMs: config.ADCP_ORCH_INSTANCE_DEAD_AFTER_MS }, () => scheduler.wake());
   const reconciliation = createReconciliation({ store, adcp, secrets, bus, metrics, clock, logger, config, instanceId, timing: operations.options, wake: () => scheduler.wake() });
   const receiver = new WebhookReceiver({
     store,
@@ -109,6 +113,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     metrics,
     logger,
     isReady: () => ready,
+    instances: () => instances.live(),
     reconciler: reconciliation.reconciler,
     plugins: [webhookRoutes(receiver, config.ADCP_ORCH_PUBLIC_URL), live.routes],
   });
@@ -125,21 +130,25 @@ export async function createApp(opts: AppOptions): Promise<App> {
     receiver,
     live,
     instanceId,
+    instances,
     async listen() {
+      // Before anything else: on SQLite this refuses a second serve on the file, or releases a dead one's leases.
+      await instances.start();
       // First, so changes made while starting up already reach other instances.
       await live.start();
       // Deliveries stored by a process that died before applying them come first.
       const recovered = await applyPendingDeliveries(store, receiver, logger, clock.now(), 0);
       if (recovered > 0) logger.info({ applied: recovered }, 'applied webhook deliveries left by a previous run');
       await api.listen({ port: config.PORT, host: config.HOST });
+      const addr = api.server.address();
+      const url = `http://${config.HOST}:${typeof addr === 'object' && addr ? addr.port : config.PORT}`;
+      await instances.setUrl(url);
       scheduler.start();
       reconciliation.loop.start();
       stopMaintenance = startDeliveryMaintenance(store, receiver, logger);
       ready = true;
-      const addr = api.server.address();
-      const port = typeof addr === 'object' && addr ? addr.port : config.PORT;
       logger.info({ instance: instanceId, database: store.db.describe, secret_key: secretKey.source }, 'orchestrator ready');
-      return `http://${config.HOST}:${port}`;
+      return url;
     },
     async close() {
       ready = false;
@@ -148,6 +157,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
       await live.stop();
       await reconciliation.loop.stop();
       await scheduler.stop();
+      await instances.stop();
       await api.close();
       await adcp.close();
       await store.close();

@@ -13,6 +13,7 @@ import { healthRoutes } from './routes/health.js';
 import { operationRoutes } from './routes/operations.js';
 import { reconcileRoutes } from './routes/reconcile.js';
 import type { Reconciler } from '../engine/reconciler.js';
+import type { InstanceView } from '../store/instances-repo.js';
 
 export interface ApiDeps {
   store: Store;
@@ -21,6 +22,8 @@ export interface ApiDeps {
   metrics: Metrics;
   logger: Logger;
   isReady: () => boolean;
+  /** Live instances on this database, shown by /readyz (absent in route-level tests). */
+  instances?: () => Promise<InstanceView[]>;
   /** Absent in route-level tests that build the API alone. */
   reconciler?: Reconciler;
   /** Extra route groups (webhooks, events, UI) registered by their own modules. */

@@ -130,6 +130,7 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   reconcile_reports: ReconcileReportsTable;
   job_leases: JobLeasesTable;
+  instances: InstancesTable;
 }
 
 export interface ReconcileReportsTable {
@@ -150,4 +151,17 @@ export interface JobLeasesTable {
   name: string;
   owner: string;
   lease_until: number;
+}
+
+/** A running `serve` process: who it is, where, and when it last said it was alive. */
+export interface InstancesTable {
+  /** The app's instanceId: the owner written into the leases it takes. */
+  id: string;
+  pid: number;
+  hostname: string;
+  url: string | null;
+  /** Epoch ms, database clock. */
+  started_at: number;
+  /** Epoch ms, database clock. */
+  heartbeat_at: number;
 }
