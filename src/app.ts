@@ -92,7 +92,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     tickMs: config.ADCP_ORCH_SCHEDULER_TICK_MS,
     warmupMs: config.ADCP_ORCH_WARMUP_MS,
   });
-  const instances = new InstancePresence(store, clock, logger, { instanceId, deadAfterMs: config.ADCP_ORCH_INSTANCE_DEAD_AFTER_MS }, () => scheduler.wake());
+  const instances = new InstancePresence(store, clock, logger, { instanceId, deadAfterMs: config.ADCP_ORCH_INSTANCE_DEAD_AFTER_MS, databaseUrl: config.ADCP_ORCH_DATABASE_URL }, () => scheduler.wake());
   const reconciliation = createReconciliation({ store, adcp, secrets, bus, metrics, clock, logger, config, instanceId, timing: operations.options, wake: () => scheduler.wake() });
   const receiver = new WebhookReceiver({
     store,

@@ -8,22 +8,27 @@
  * once: an ambiguous send of a killed process is resent seconds after the restart,
  * not when its lease (call timeout + 15 s) runs out.
  *
- * PostgreSQL: every instance keeps a heartbeat row; any live instance that finds
- * another's heartbeat older than the limit declares it dead, which removes its row
- * and releases its operation and job leases in one statement, and wakes the
- * scheduler. An instance that was only paused and finds its row gone says so and
- * registers again; whatever it was doing is fenced by lease epochs.
+ * PostgreSQL: every instance keeps a heartbeat row and, on a connection of its
+ * own, an advisory lock that the server drops the moment its process dies. Any live
+ * instance that finds another's lock gone (a kill: seconds) or its heartbeat older
+ * than the limit (a pause, a lost host) declares it dead, which removes its row and
+ * releases its operation and job leases in one statement, and wakes the scheduler.
+ * An instance that was only paused and finds its row gone says so and registers
+ * again; whatever it was doing is fenced by lease epochs.
  */
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Store } from '../store/index.js';
 import type { InstanceView, NewInstance } from '../store/instances-repo.js';
+import { InstanceLock } from '../store/instance-lock.js';
 import type { Clock } from './clock.js';
 
 export interface InstancePresenceOptions {
   instanceId: string;
   /** A heartbeat older than this means the instance is dead. */
   deadAfterMs: number;
+  /** For the PostgreSQL instance lock's own connection. */
+  databaseUrl: string;
 }
 
 /** A second `serve` on a SQLite file that a live process already serves. */
@@ -48,6 +53,7 @@ export class InstancePresence {
   private stopped = true;
   private readonly supersededHandlers: Array<() => void> = [];
   private readonly me: NewInstance;
+  private lock: InstanceLock | undefined;
 
   constructor(
     private readonly store: Store,
@@ -64,6 +70,8 @@ export class InstancePresence {
   async start(): Promise<void> {
     if (this.store.db.dialect === 'sqlite') await this.claimFile();
     else {
+      // The lock first: a row whose lock is not held reads as a dead instance.
+      await this.takeLock();
       await this.store.instances.register(this.me);
       await this.sweep();
     }
@@ -93,7 +101,17 @@ export class InstancePresence {
     clearTimeout(this.timer);
     await this.ticking;
     const released = await this.store.instances.remove(this.me.id, this.clock.now());
+    await this.lock?.release();
     if (released.operations + released.jobs > 0) this.log.info({ released }, 'released our leases at shutdown');
+  }
+
+  private async takeLock(): Promise<void> {
+    const lock = await InstanceLock.acquire(this.options.databaseUrl);
+    lock.onLost((err) => {
+      if (!this.stopped) this.log.warn({ err }, 'instance lock connection lost (others may declare us dead meanwhile); taking a new one at the next heartbeat');
+    });
+    this.lock = lock;
+    this.me.lock_key = lock.key;
   }
 
   private async claimFile(): Promise<void> {
@@ -125,6 +143,10 @@ export class InstancePresence {
   }
 
   private async tick(): Promise<void> {
+    if (this.lock?.isLost) {
+      await this.takeLock();
+      await this.store.instances.register(this.me);
+    }
     if (await this.store.instances.heartbeat(this.me.id)) {
       if (this.store.db.dialect === 'postgres') await this.sweep();
       return;

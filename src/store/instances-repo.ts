@@ -13,11 +13,12 @@ import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { Db } from './db.js';
 import type { InstancesTable } from './schema.js';
 import { inWriteTransaction, type Tx } from './tx.js';
+import { INSTANCE_LOCK_NAMESPACE } from './instance-lock.js';
 
 export type InstanceRow = Selectable<InstancesTable>;
 /** A row with its heartbeat's age (ms, database clock) when read. */
 export type InstanceView = InstanceRow & { age_ms: number };
-export type NewInstance = Pick<InstanceRow, 'id' | 'pid' | 'hostname'> & { url?: string | null };
+export type NewInstance = Pick<InstanceRow, 'id' | 'pid' | 'hostname'> & { url?: string | null; lock_key?: number | null };
 
 export interface Released {
   operations: number;
@@ -80,16 +81,23 @@ export class InstancesRepo {
   }
 
   /**
-   * Removes every other instance whose heartbeat is older than `deadAfterMs` and
-   * releases its operation and job leases. On PostgreSQL this is one statement: two
-   * live instances declaring the same one dead at once serialize on its row, and the
-   * second finds nothing left to delete or release.
+   * Removes every other instance that is dead and releases its operation and job
+   * leases. Dead: its heartbeat is older than `deadAfterMs`, or (PostgreSQL) the
+   * advisory lock it holds while alive is gone, which happens as soon as its process
+   * dies. On PostgreSQL this is one statement: two live instances declaring the same
+   * one dead at once serialize on its row, and the second finds nothing left to do.
    */
   async declareDead(me: string, deadAfterMs: number, now: number): Promise<{ ids: string[]; released: Released }> {
     if (this.db.dialect === 'postgres') {
       const { rows } = await sql<{ kind: 'instance' | 'operation' | 'job'; id: string }>`
         WITH dead AS (
-          DELETE FROM instances WHERE id <> ${me} AND heartbeat_at < ${this.dbNow()} - ${deadAfterMs} RETURNING id
+          DELETE FROM instances i WHERE i.id <> ${me}
+            AND (i.heartbeat_at < ${this.dbNow()} - ${deadAfterMs} OR (i.lock_key IS NOT NULL AND NOT EXISTS (
+              SELECT 1 FROM pg_locks l
+              WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+                AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                AND l.classid = ${INSTANCE_LOCK_NAMESPACE}::int::oid AND l.objid = i.lock_key::oid)))
+          RETURNING i.id
         ), ops AS (
           UPDATE operations SET ${releasedLeaseColumns(now)}
           WHERE lease_owner IN (SELECT id FROM dead) RETURNING id
@@ -150,8 +158,10 @@ export class InstancesRepo {
     const now = this.dbNow();
     await conn
       .insertInto('instances')
-      .values({ id: me.id, pid: me.pid, hostname: me.hostname, url: me.url ?? null, started_at: now, heartbeat_at: now })
-      .onConflict((oc) => oc.column('id').doUpdateSet({ heartbeat_at: now, ...(me.url ? { url: me.url } : {}) }))
+      .values({ id: me.id, pid: me.pid, hostname: me.hostname, url: me.url ?? null, started_at: now, heartbeat_at: now, lock_key: me.lock_key ?? null })
+      .onConflict((oc) =>
+        oc.column('id').doUpdateSet({ heartbeat_at: now, ...(me.url ? { url: me.url } : {}), ...(me.lock_key !== undefined ? { lock_key: me.lock_key } : {}) }),
+      )
       .execute();
   }
 

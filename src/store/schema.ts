@@ -164,4 +164,6 @@ export interface InstancesTable {
   started_at: number;
   /** Epoch ms, database clock. */
   heartbeat_at: number;
+  /** PostgreSQL: the key of the advisory lock it holds while alive; the lock gone means the process is. */
+  lock_key: number | null;
 }

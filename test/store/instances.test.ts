@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type OperationRow, type Store } from '../../src/store/index.js';
 import { newOperationRow } from '../../src/store/operation-row.js';
+import { InstanceLock } from '../../src/store/instance-lock.js';
 import { dialects, type TestDatabase } from '../helpers/databases.js';
 
 describe.each(dialects)('instances on $name', ({ name, make }) => {
@@ -104,6 +105,28 @@ describe.each(dialects)('instances on $name', ({ name, make }) => {
     expect(await store.instances.remove('slow', Date.now())).toEqual({ operations: 1, jobs: 0 });
     expect(await store.operations.get(slowOnes.id)).toMatchObject({ lease_owner: null });
     await store.instances.remove('live', Date.now());
+  });
+
+  it.runIf(name === 'postgres')('declares an instance dead as soon as its lock connection is gone, heartbeat fresh or not', async () => {
+    const theirLock = await InstanceLock.acquire(database.url);
+    const ourLock = await InstanceLock.acquire(database.url);
+    expect(theirLock.key).not.toBe(ourLock.key);
+    await store.instances.register({ ...me('locked'), lock_key: theirLock.key });
+    await store.instances.register({ ...me('watcher'), lock_key: ourLock.key });
+    const work = await leasedBy('locked');
+    expect((await store.instances.declareDead('watcher', 10_000, Date.now())).ids).toEqual([]);
+
+    // The process dies: its connection closes and the server drops the lock with it.
+    await theirLock.release();
+    expect(theirLock.isLost).toBe(true);
+    expect(await store.instances.heartbeat('locked')).toBe(true);
+    const declared = await store.instances.declareDead('watcher', 10_000, Date.now());
+    expect(declared).toEqual({ ids: ['locked'], released: { operations: 1, jobs: 0 } });
+    expect(await store.operations.get(work.id)).toMatchObject({ lease_owner: null });
+    // Ours is still held, so we are alive to the others.
+    expect((await store.instances.declareDead('someone-else', 10_000, Date.now())).ids).toEqual([]);
+    await store.instances.remove('watcher', Date.now());
+    await ourLock.release();
   });
 
   it.runIf(name === 'sqlite')('claims a SQLite file: refused while a live holder has it, taken over (all foreign leases released) otherwise', async () => {

@@ -19,6 +19,8 @@ export const instances: Migration = {
       .addColumn('started_at', 'bigint', (c) => c.notNull())
       // Written from the database's clock, so instances on hosts with skewed clocks agree on ages.
       .addColumn('heartbeat_at', 'bigint', (c) => c.notNull())
+      // PostgreSQL: the key of the session advisory lock it holds while alive (store/instance-lock.ts).
+      .addColumn('lock_key', 'integer')
       .execute();
     // Releasing a dead owner's leases looks rows up by owner; only leased rows are indexed, so the
     // index stays as small as the work in flight and the release stays quick with millions of rows.
