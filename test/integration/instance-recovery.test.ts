@@ -3,7 +3,8 @@
  *
  * Real processes: a second `serve` on a file a live one serves is refused with a
  * message naming the holder (two started at once: exactly one serves), while CLI
- * commands other than `serve` still work. A `serve` SIGKILLed while a
+ * commands other than `serve` still work. One that was stopped (SIGSTOP) until its
+ * heartbeat went stale is taken over, and exits when woken. A `serve` SIGKILLed while a
  * `create_media_buy` is in flight (the sandbox seller holds its reply) leaves an
  * ambiguous send behind; the next `serve` on the file takes it over and resends it
  * within 5 s of starting, not when the dead process's lease (call timeout + 15 s =
@@ -95,6 +96,30 @@ describe('one serve per SQLite file', () => {
     const after = (await (await fetch(`${next.url}/readyz`)).json()) as any;
     expect(after.instances.map((i: { pid: number }) => i.pid)).toEqual([next.child.pid]);
   }, 180_000);
+
+  it('a serve stopped long enough is taken over; woken, it finds the file taken and exits', async () => {
+    const database = tempSqlite();
+    databases.push(database);
+    const env = { ...ENV, ADCP_ORCH_INSTANCE_DEAD_AFTER_MS: '2000' };
+    const sleeper = await startServeProcess({ databaseUrl: database.url, env });
+    processes.push(sleeper);
+    const exited = new Promise<number | null>((resolve) => sleeper.child.once('exit', (code) => resolve(code)));
+    sleeper.child.kill('SIGSTOP');
+    // Its process is alive, but its heartbeat goes stale.
+    const store = await openStore(database.url);
+    try {
+      await eventually(async () => ((await store.instances.list()).every((r) => r.age_ms > 2_000) ? true : undefined), 20_000, 100);
+    } finally {
+      await store.close();
+    }
+    const next = await startServeProcess({ databaseUrl: database.url, env });
+    processes.push(next);
+    sleeper.child.kill('SIGCONT');
+    expect(await exited).toBe(1);
+    expect(sleeper.output()).toContain('another serve process took this database file over');
+    const ready = (await (await fetch(`${next.url}/readyz`)).json()) as any;
+    expect(ready.instances.map((i: { pid: number }) => i.pid)).toEqual([next.child.pid]);
+  }, 120_000);
 
   it('a serve killed mid-send: the next serve on the file resends it within 5 s, same key and bytes', async () => {
     const database = tempSqlite();
