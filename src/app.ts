@@ -16,6 +16,7 @@ import { Metrics } from './engine/metrics.js';
 import { isAgentFailure, OperationService } from './engine/operation-service.js';
 import { AgentBreakers } from './engine/breakers.js';
 import { Scheduler } from './engine/scheduler.js';
+import { CancelService } from './engine/cancel-operation.js';
 import { createReconciliation } from './engine/reconcile-setup.js';
 import { InstancePresence } from './engine/instances.js';
 import type { Reconciler } from './engine/reconciler.js';
@@ -115,6 +116,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     isReady: () => ready,
     instances: () => instances.live(),
     reconciler: reconciliation.reconciler,
+    cancel: new CancelService(store, operations, bus, metrics, clock),
     plugins: [webhookRoutes(receiver, config.ADCP_ORCH_PUBLIC_URL), live.routes],
   });
 
