@@ -54,6 +54,8 @@ export class InstancePresence {
   private readonly supersededHandlers: Array<() => void> = [];
   private readonly me: NewInstance;
   private lock: InstanceLock | undefined;
+  /** When our own heartbeat last failed (0: never). */
+  private heartbeatFailedAt = 0;
 
   constructor(
     private readonly store: Store,
@@ -133,7 +135,10 @@ export class InstancePresence {
     const base = this.options.deadAfterMs / 4;
     this.timer = setTimeout(() => {
       this.ticking = this.tick()
-        .catch((err) => this.log.warn({ err }, 'instance heartbeat failed; trying again at the next one'))
+        .catch((err) => {
+          this.heartbeatFailedAt = this.clock.now();
+          this.log.warn({ err }, 'instance heartbeat failed; trying again at the next one');
+        })
         .finally(() => {
           this.ticking = undefined;
           this.schedule();
@@ -165,9 +170,14 @@ export class InstancePresence {
     await this.sweep();
   }
 
-  /** PostgreSQL: declares instances with stale heartbeats dead and wakes the scheduler for their work. */
+  /** PostgreSQL: declares dead instances dead and wakes the scheduler for their work. */
   private async sweep(): Promise<void> {
-    const { ids, released } = await this.store.instances.declareDead(this.me.id, this.options.deadAfterMs, this.clock.now());
+    // Cut off from the database ourselves a moment ago, so were the others most likely: give
+    // their heartbeats a full limit to come back before calling anyone dead.
+    if (this.heartbeatFailedAt > 0 && this.clock.now() - this.heartbeatFailedAt < this.options.deadAfterMs) return;
+    // A dropped lock alone is not enough while the heartbeat is younger than a heartbeat interval and a bit.
+    const limits = { deadAfterMs: this.options.deadAfterMs, lockGraceMs: Math.round(this.options.deadAfterMs * 0.3) };
+    const { ids, released } = await this.store.instances.declareDead(this.me.id, limits, this.clock.now());
     if (ids.length === 0) return;
     this.log.warn({ instances: ids, released }, 'declared instances dead (no heartbeat within the limit); their leases are released');
     if (released.operations > 0) this.wake();

@@ -84,15 +84,19 @@ export class InstancesRepo {
    * Removes every other instance that is dead and releases its operation and job
    * leases. Dead: its heartbeat is older than `deadAfterMs`, or (PostgreSQL) the
    * advisory lock it holds while alive is gone, which happens as soon as its process
-   * dies. On PostgreSQL this is one statement: two live instances declaring the same
-   * one dead at once serialize on its row, and the second finds nothing left to do.
+   * dies, and its heartbeat is older than `lockGraceMs` (so that a live instance whose
+   * lock connection merely dropped, say in a database restart, has a heartbeat's time
+   * to take a new lock). On PostgreSQL this is one statement: two live instances
+   * declaring the same one dead at once serialize on its row, and the second finds
+   * nothing left to do.
    */
-  async declareDead(me: string, deadAfterMs: number, now: number): Promise<{ ids: string[]; released: Released }> {
+  async declareDead(me: string, limits: { deadAfterMs: number; lockGraceMs: number }, now: number): Promise<{ ids: string[]; released: Released }> {
+    const { deadAfterMs, lockGraceMs } = limits;
     if (this.db.dialect === 'postgres') {
       const { rows } = await sql<{ kind: 'instance' | 'operation' | 'job'; id: string }>`
         WITH dead AS (
           DELETE FROM instances i WHERE i.id <> ${me}
-            AND (i.heartbeat_at < ${this.dbNow()} - ${deadAfterMs} OR (i.lock_key IS NOT NULL AND NOT EXISTS (
+            AND (i.heartbeat_at < ${this.dbNow()} - ${deadAfterMs} OR (i.lock_key IS NOT NULL AND i.heartbeat_at < ${this.dbNow()} - ${lockGraceMs} AND NOT EXISTS (
               SELECT 1 FROM pg_locks l
               WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
                 AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())

@@ -28,6 +28,7 @@ describe.each(dialects)('instances on $name', ({ name, make }) => {
   });
 
   const me = (id: string) => ({ id, pid: process.pid, hostname: 'test-host' });
+  const LIMITS = { deadAfterMs: 10_000, lockGraceMs: 3_000 };
 
   /** An operation mid-send, leased by `owner` until far in the future. */
   async function leasedBy(owner: string, over: Partial<OperationRow> = {}): Promise<OperationRow> {
@@ -75,8 +76,8 @@ describe.each(dialects)('instances on $name', ({ name, make }) => {
 
     const now = Date.now();
     const [first, second] = await Promise.all([
-      store.instances.declareDead('live', 10_000, now),
-      store.instances.declareDead('slow', 10_000, now),
+      store.instances.declareDead('live', LIMITS, now),
+      store.instances.declareDead('slow', LIMITS, now),
     ]);
     // Two live instances declaring at once: one of them did it, the other found nothing left.
     const did = [first, second].filter((r) => r.ids.length > 0);
@@ -107,24 +108,27 @@ describe.each(dialects)('instances on $name', ({ name, make }) => {
     await store.instances.remove('live', Date.now());
   });
 
-  it.runIf(name === 'postgres')('declares an instance dead as soon as its lock connection is gone, heartbeat fresh or not', async () => {
+  it.runIf(name === 'postgres')('declares an instance dead once its lock connection is gone and its heartbeat is past the grace, long before the limit', async () => {
     const theirLock = await InstanceLock.acquire(database.url);
     const ourLock = await InstanceLock.acquire(database.url);
     expect(theirLock.key).not.toBe(ourLock.key);
     await store.instances.register({ ...me('locked'), lock_key: theirLock.key });
     await store.instances.register({ ...me('watcher'), lock_key: ourLock.key });
     const work = await leasedBy('locked');
-    expect((await store.instances.declareDead('watcher', 10_000, Date.now())).ids).toEqual([]);
+    expect((await store.instances.declareDead('watcher', LIMITS, Date.now())).ids).toEqual([]);
 
     // The process dies: its connection closes and the server drops the lock with it.
     await theirLock.release();
     expect(theirLock.isLost).toBe(true);
+    // Within the grace a dropped lock alone is not death (a live instance takes a new one at its next heartbeat).
     expect(await store.instances.heartbeat('locked')).toBe(true);
-    const declared = await store.instances.declareDead('watcher', 10_000, Date.now());
+    expect((await store.instances.declareDead('watcher', LIMITS, Date.now())).ids).toEqual([]);
+    await age('locked', 4_000);
+    const declared = await store.instances.declareDead('watcher', LIMITS, Date.now());
     expect(declared).toEqual({ ids: ['locked'], released: { operations: 1, jobs: 0 } });
     expect(await store.operations.get(work.id)).toMatchObject({ lease_owner: null });
     // Ours is still held, so we are alive to the others.
-    expect((await store.instances.declareDead('someone-else', 10_000, Date.now())).ids).toEqual([]);
+    expect((await store.instances.declareDead('someone-else', LIMITS, Date.now())).ids).toEqual([]);
     await store.instances.remove('watcher', Date.now());
     await ourLock.release();
   });
