@@ -11,6 +11,7 @@ import { reconcile } from './migrations/003-reconcile.js';
 import { instances } from './migrations/004-instances.js';
 import { operationParent } from './migrations/012-operation-parent.js';
 import { keyRoles } from './migrations/005-key-roles.js';
+import { notifications } from './migrations/007-notifications.js';
 import { reconcileRetry } from './migrations/009-reconcile-retry.js';
 
 export function migrationsFor(db: Db): Record<string, Migration> {
@@ -20,6 +21,7 @@ export function migrationsFor(db: Db): Record<string, Migration> {
     '003-reconcile': reconcile,
     '004-instances': instances,
     '005-key-roles': keyRoles(db.dialect),
+    '007-notifications': notifications(db.dialect),
     '009-reconcile-retry': reconcileRetry,
     '012-operation-parent': operationParent,
   };
