@@ -18,6 +18,7 @@ import { AgentBreakers } from './engine/breakers.js';
 import { Scheduler } from './engine/scheduler.js';
 import { CancelService } from './engine/cancel-operation.js';
 import { createReconciliation } from './engine/reconcile-setup.js';
+import { InstancePresence } from './engine/instances.js';
 import type { Reconciler } from './engine/reconciler.js';
 import { resolveSecretKey } from './secret-key.js';
 import { openStore, type Store } from './store/index.js';
@@ -55,6 +56,8 @@ export interface App {
   /** Outbound notifications to subscriptions. */
   subscriptions: SubscriptionDispatcher;
   instanceId: string;
+  /** This process among the others on the database (heartbeat, takeover of dead instances' leases). */
+  instances: InstancePresence;
   /** Listens on the configured port; returns the base URL. */
   listen(): Promise<string>;
   close(): Promise<void>;
@@ -67,7 +70,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
   const secretKey = resolveSecretKey(config.ADCP_ORCH_SECRET_KEY, config.ADCP_ORCH_DATABASE_URL);
   const store = await openStore(config.ADCP_ORCH_DATABASE_URL, { notifications: { publicUrl: config.ADCP_ORCH_PUBLIC_URL } });
   const secrets = new SecretBox(secretKey.key);
-  const metrics = new Metrics(store);
+  const metrics = new Metrics(store, { instanceDeadAfterMs: config.ADCP_ORCH_INSTANCE_DEAD_AFTER_MS });
   const bus = new ChangeBus();
   const adcp = opts.adcp ?? createAdcpClient();
   const breakers = new AgentBreakers(
@@ -95,6 +98,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     tickMs: config.ADCP_ORCH_SCHEDULER_TICK_MS,
     warmupMs: config.ADCP_ORCH_WARMUP_MS,
   });
+  const instances = new InstancePresence(store, clock, logger, { instanceId, deadAfterMs: config.ADCP_ORCH_INSTANCE_DEAD_AFTER_MS, databaseUrl: config.ADCP_ORCH_DATABASE_URL }, () => scheduler.wake());
   const reconciliation = createReconciliation({ store, adcp, secrets, bus, metrics, clock, logger, config, instanceId, timing: operations.options, wake: () => scheduler.wake() });
   const receiver = new WebhookReceiver({
     store,
@@ -135,6 +139,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     metrics,
     logger,
     isReady: () => ready,
+    instances: () => instances.live(),
     reconciler: reconciliation.reconciler,
     cancel: new CancelService(store, operations, bus, metrics, clock),
     plugins: [
@@ -157,22 +162,26 @@ export async function createApp(opts: AppOptions): Promise<App> {
     live,
     subscriptions,
     instanceId,
+    instances,
     async listen() {
+      // Before anything else: on SQLite this refuses a second serve on the file, or releases a dead one's leases.
+      await instances.start();
       // First, so changes made while starting up already reach other instances.
       await live.start();
       // Deliveries stored by a process that died before applying them come first.
       const recovered = await applyPendingDeliveries(store, receiver, logger, clock.now(), 0);
       if (recovered > 0) logger.info({ applied: recovered }, 'applied webhook deliveries left by a previous run');
       await api.listen({ port: config.PORT, host: config.HOST });
+      const addr = api.server.address();
+      const url = `http://${config.HOST}:${typeof addr === 'object' && addr ? addr.port : config.PORT}`;
+      await instances.setUrl(url);
       scheduler.start();
       subscriptions.start();
       reconciliation.loop.start();
       stopMaintenance = startDeliveryMaintenance(store, receiver, logger);
       ready = true;
-      const addr = api.server.address();
-      const port = typeof addr === 'object' && addr ? addr.port : config.PORT;
       logger.info({ instance: instanceId, database: store.db.describe, secret_key: secretKey.source }, 'orchestrator ready');
-      return `http://${config.HOST}:${port}`;
+      return url;
     },
     async close() {
       ready = false;
@@ -183,6 +192,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
       await scheduler.stop();
       unsubscribeDispatcher();
       await subscriptions.stop();
+      await instances.stop();
       await api.close();
       await adcp.close();
       await store.close();

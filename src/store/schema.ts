@@ -136,6 +136,7 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   reconcile_reports: ReconcileReportsTable;
   job_leases: JobLeasesTable;
+  instances: InstancesTable;
   notifications: NotificationsTable;
   reconcile_deferrals: ReconcileDeferralsTable;
   subscriptions: SubscriptionsTable;
@@ -253,4 +254,19 @@ export interface SubscriptionDeliveryAttemptsTable {
   next_attempt_at: number | null;
   /** The instance that made the attempt. */
   sent_by: string;
+}
+
+/** A running `serve` process: who it is, where, and when it last said it was alive. */
+export interface InstancesTable {
+  /** The app's instanceId: the owner written into the leases it takes. */
+  id: string;
+  pid: number;
+  hostname: string;
+  url: string | null;
+  /** Epoch ms, database clock. */
+  started_at: number;
+  /** Epoch ms, database clock. */
+  heartbeat_at: number;
+  /** PostgreSQL: the key of the advisory lock it holds while alive; the lock gone means the process is. */
+  lock_key: number | null;
 }
