@@ -29,3 +29,18 @@ export function tenantOf(req: FastifyRequest): Tenant {
   if (!req.tenant) throw new Error('route registered without requireApiKey');
   return req.tenant;
 }
+
+/*
+ * Interim until the roles work lands on main (ISSUE 8 interfaces: keys with a name
+ * and a role). Same names and shapes as that interface; replaced by it on merge.
+ */
+export type Role = 'viewer' | 'operator' | 'approver' | 'admin';
+
+export function requireRole(_need: Role) {
+  return async (_req: FastifyRequest, _reply: FastifyReply) => {};
+}
+
+/** Who did it: the key's name. */
+export function actorOf(req: FastifyRequest): string {
+  return `key-of-${tenantOf(req).name}`;
+}

@@ -52,6 +52,8 @@ export function presentOperation(o: OperationRow, events?: EventRow[]) {
     error: json(o.error),
     needs_input: o.needs_input === 1,
     input_message: o.input_message,
+    // What a person is asked and may answer (DESIGN.md §5.1); null unless needs_input.
+    input_request: o.needs_input === 1 ? json(o.input_request ?? null) : null,
     stalled: o.stalled === 1,
     stalled_reason: o.stalled_reason,
     webhook: o.webhook_mode,

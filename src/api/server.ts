@@ -12,6 +12,10 @@ import { agentRoutes } from './routes/agents.js';
 import { healthRoutes } from './routes/health.js';
 import { operationRoutes } from './routes/operations.js';
 import { reconcileRoutes } from './routes/reconcile.js';
+import { inputRoutes } from './routes/input.js';
+import { settingsRoutes } from './routes/settings.js';
+import type { AnswerService } from '../engine/answer-service.js';
+import type { SpendApproval } from '../engine/spend-approval.js';
 import type { Reconciler } from '../engine/reconciler.js';
 
 export interface ApiDeps {
@@ -23,6 +27,9 @@ export interface ApiDeps {
   isReady: () => boolean;
   /** Absent in route-level tests that build the API alone. */
   reconciler?: Reconciler;
+  /** People in the loop: answers and the spend approval rule (absent: no /input route). */
+  answers?: AnswerService;
+  spendApproval?: SpendApproval;
   /** Extra route groups (webhooks, events, UI) registered by their own modules. */
   plugins?: Array<(app: FastifyInstance) => void | Promise<void>>;
 }
@@ -50,6 +57,8 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
 
   agentRoutes(app, deps);
   operationRoutes(app, deps);
+  if (deps.answers) inputRoutes(app, { store: deps.store, answers: deps.answers });
+  settingsRoutes(app, deps);
   if (deps.reconciler) reconcileRoutes(app, { store: deps.store, reconciler: deps.reconciler });
   healthRoutes(app, deps);
   for (const plugin of deps.plugins ?? []) await plugin(app);

@@ -8,6 +8,7 @@ import { isTerminal, NEEDS_INPUT_STATUSES, type AdcpTaskStatus, type OperationSt
 import { pollDelayMs } from '../domain/timing.js';
 import type { AdcpError } from '../adcp/types.js';
 import type { MutationPlan, NewEvent, OperationPatch, OperationRow } from '../store/operations-repo.js';
+import { ANSWER_CHECK, inputColumnsOnTransition } from './input-requests.js';
 
 export interface TaskObservation {
   status: AdcpTaskStatus;
@@ -19,6 +20,8 @@ export interface TaskObservation {
   timestamp?: number;
   data?: Record<string, unknown>;
   error?: AdcpError;
+  /** A2A only: the transport task of the reply (a continuation handle when it stayed open). */
+  a2a?: { taskId?: string; contextId?: string; state?: AdcpTaskStatus };
 }
 
 export interface TimingPolicy {
@@ -133,6 +136,7 @@ export function planObservation(
         patch.reminded_at = null;
         patch.needs_input = NEEDS_INPUT_STATUSES.has(obs.status) ? 1 : 0;
         if (!NEEDS_INPUT_STATUSES.has(obs.status)) patch.input_message = null;
+        Object.assign(patch, inputColumnsOnTransition(row, obs, now));
         events.push({
           source: obs.source,
           kind: 'transition',
@@ -157,7 +161,10 @@ export function planObservation(
         events.push({ source: obs.source, kind: 'stalled', from: current, to: current, detail: { reason: patch.stalled_reason } });
       }
       // Webhooks refresh the quiet timer too: each one pushes the backup poll further out.
-      Object.assign(patch, nextCheckFor(obs.status, { ...row, ...patch }, timing, now, random, obs.source));
+      // A person's answer waiting to be sent keeps its own timer: news that the task still
+      // waits changes nothing about it (a move elsewhere does: the answer is then moot).
+      const answerPending = row.check_kind === ANSWER_CHECK && decision.kind === 'same';
+      if (!answerPending) Object.assign(patch, nextCheckFor(obs.status, { ...row, ...patch }, timing, now, random, obs.source));
       return { patch, events, value: decision.kind };
     }
   }

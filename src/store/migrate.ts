@@ -8,12 +8,14 @@ import type { Db } from './db.js';
 import { initial } from './migrations/001-initial.js';
 import { webhooks } from './migrations/002-webhooks.js';
 import { reconcile } from './migrations/003-reconcile.js';
+import { inputRequests } from './migrations/006-input-requests.js';
 
 function migrationsFor(db: Db): Record<string, Migration> {
   return {
     '001-initial': initial(db.dialect),
     '002-webhooks': webhooks,
     '003-reconcile': reconcile,
+    '006-input-requests': inputRequests,
   };
 }
 

@@ -14,7 +14,7 @@ import { inWriteTransaction, type Tx } from './tx.js';
 import { CompiledQueries, isPrimitive } from './compiled.js';
 
 /** Columns added after the first schema are optional here, so code that builds rows need not know them all. */
-type LaterColumns = 'status_since' | 'reminded_at';
+type LaterColumns = 'status_since' | 'reminded_at' | 'input_request' | 'continuation' | 'answer';
 export type OperationRow = Omit<Selectable<OperationsTable>, LaterColumns> & Partial<Pick<Selectable<OperationsTable>, LaterColumns>>;
 export type OperationPatch = Partial<Omit<OperationRow, 'id' | 'tenant_id' | 'agent_id' | 'created_at'>>;
 
@@ -71,11 +71,14 @@ export class OperationsRepo {
 
   constructor(private readonly db: Db) {}
 
-  async insert(row: OperationRow, event: NewEvent): Promise<EventRow[]> {
-    return inWriteTransaction(this.db, async (trx) => {
-      await trx.insertInto('operations').values(row).execute();
-      return this.insertEvents(trx, row, [event]);
-    });
+  async insert(row: OperationRow, events: NewEvent | NewEvent[]): Promise<EventRow[]> {
+    return inWriteTransaction(this.db, (trx) => this.insertIn(trx, row, events));
+  }
+
+  /** `insert` inside a write transaction the caller holds (e.g. a child operation and its superseded parent in one commit). */
+  async insertIn(trx: Tx, row: OperationRow, events: NewEvent | NewEvent[]): Promise<EventRow[]> {
+    await trx.insertInto('operations').values(row).execute();
+    return this.insertEvents(trx, row, Array.isArray(events) ? events : [events], row.created_at);
   }
 
   async get(id: string): Promise<OperationRow | undefined> {
