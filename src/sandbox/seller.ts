@@ -27,10 +27,12 @@ import { runInRequestSpan } from './request-span.js';
 import type { SandboxTask, TaskError, TaskStatus } from './tasks.js';
 import { createSdkWebhookSender, type WebhookRetryPolicy, type WebhookSender } from './webhook-sender.js';
 import { isPlainObject } from './wire.js';
+import type { BookedMediaBuy } from './media-buy-book.js';
 
 export { SANDBOX_PRODUCTS, SANDBOX_PRODUCT_IDS, SANDBOX_PRICING_OPTION_ID } from './products.js';
 export type { SandboxProductId } from './products.js';
-export type { SellerStats, PollRecord, WebhookRecord } from './stats.js';
+export type { SellerStats, PollRecord, WebhookRecord, CallRecord, ContinuationRecord } from './stats.js';
+export type { BookedMediaBuy } from './media-buy-book.js';
 export type { WebhookSender, WebhookDelivery, WebhookDeliveryResult } from './webhook-sender.js';
 export type { BehindBackTask } from './core.js';
 export type { DeliveryContent } from './notifications.js';
@@ -59,6 +61,11 @@ export interface SandboxSellerOptions {
   flakyFailures?: number;
   /** Serve A2A as well. Default true. */
   a2a?: boolean;
+  /**
+   * sandbox_auth_required stops asking once a call (or an A2A answer) carries
+   * `Authorization: Bearer <freshToken>`: the buyer refreshed its credentials.
+   */
+  freshToken?: string;
 }
 
 export interface SandboxSeller {
@@ -91,6 +98,8 @@ export interface SandboxSeller {
   sendWebhook(taskId: string, content: DeliveryContent): void;
   /** Resolves when no webhook delivery (including retries) is in flight. */
   webhooksSettled(): Promise<void>;
+  /** Every media buy the seller created, oldest first: what was actually bought. */
+  mediaBuys(): BookedMediaBuy[];
 }
 
 const MAX_BODY_BYTES = 1_000_000;
@@ -114,6 +123,7 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
       submittedDelayMs: opts.submittedDelayMs ?? 3000,
       workingDelayMs: opts.workingDelayMs ?? 1500,
       flakyFailures: opts.flakyFailures ?? 2,
+      ...(opts.freshToken !== undefined && { freshToken: opts.freshToken }),
     },
     notifier,
     stats,
@@ -138,7 +148,7 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
   let mcpUrl = '';
 
   const server: Server = createServer((req, res) => {
-    runInRequestSpan(res, () => route(req, res)).catch((err: unknown) => {
+    runInRequestSpan(res, () => route(req, res), bearerOf(req)).catch((err: unknown) => {
       if (!res.headersSent) sendJson(res, 500, { error: 'internal error', detail: String(err) });
       else res.end();
     });
@@ -215,7 +225,11 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
   origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   mcpUrl = `${origin}/mcp`;
   const a2aUrl = opts.a2a === false ? undefined : `${origin}/a2a`;
-  if (a2aUrl) a2aHandler = await createA2AHandler(buildAdcpServer(core, mcpUrl, caller, stateStore), a2aUrl);
+  if (a2aUrl) {
+    a2aHandler = await createA2AHandler(buildAdcpServer(core, mcpUrl, caller, stateStore), core, a2aUrl, {
+      submittedDelayMs: opts.submittedDelayMs ?? 3000,
+    });
+  }
 
   let closed: Promise<void> | undefined;
   return {
@@ -244,6 +258,7 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
     createTaskBehindBuyersBack: (o) => core.createTaskBehindBuyersBack(o),
     sendWebhook: (taskId, content) => core.sendWebhook(taskId, content),
     webhooksSettled: () => notifier.drain(),
+    mediaBuys: () => structuredClone(core.mediaBuys()),
   };
 }
 
@@ -263,6 +278,11 @@ async function readBody(req: IncomingMessage): Promise<string | undefined> {
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+function bearerOf(req: IncomingMessage): string | undefined {
+  const m = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '');
+  return m ? m[1]!.trim() : undefined;
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {

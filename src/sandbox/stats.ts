@@ -31,6 +31,25 @@ export interface WebhookRecord {
   at: string;
 }
 
+/** One AdCP tool call the seller answered (over MCP or A2A), in arrival order. */
+export interface CallRecord {
+  tool: string;
+  at: string;
+  idempotency_key?: string;
+  task_id?: string;
+}
+
+/** One follow-up message on an open A2A task (an answer to input-required / auth-required). */
+export interface ContinuationRecord {
+  a2a_task_id: string;
+  task_id: string;
+  message_id: string;
+  /** completed | submitted | asked_again | duplicate | refused */
+  outcome: string;
+  idempotency_key?: string;
+  at: string;
+}
+
 export interface SellerStats {
   /** Media buys actually created (side effects), over all keys. */
   mediaBuysCreated: number;
@@ -41,6 +60,9 @@ export interface SellerStats {
   pollsByTask: Record<string, number>;
   pollLog: PollRecord[];
   webhooks: WebhookRecord[];
+  /** Every AdCP tool call, in order: proof of what did (and did not) reach the seller. */
+  calls: CallRecord[];
+  continuations: ContinuationRecord[];
   tasks: number;
   jwks: { keys: unknown[] };
 }
@@ -57,6 +79,19 @@ export class StatsRecorder {
   private readonly pollsByTask: Record<string, number> = {};
   private readonly pollLog: PollRecord[] = [];
   private readonly webhooks: WebhookRecord[] = [];
+  private readonly calls: CallRecord[] = [];
+  private readonly continuations: ContinuationRecord[] = [];
+
+  call(tool: string, args: Record<string, unknown>): void {
+    const record: CallRecord = { tool, at: new Date().toISOString() };
+    if (typeof args.idempotency_key === 'string') record.idempotency_key = args.idempotency_key;
+    if (typeof args.task_id === 'string') record.task_id = args.task_id;
+    this.calls.push(record);
+  }
+
+  continuation(record: Omit<ContinuationRecord, 'at'>): void {
+    this.continuations.push({ ...record, at: new Date().toISOString() });
+  }
 
   createCall(key: string): number {
     bump(this.createCallsByKey, key);
@@ -96,6 +131,8 @@ export class StatsRecorder {
       pollsByTask: this.pollsByTask,
       pollLog: this.pollLog,
       webhooks: this.webhooks,
+      calls: this.calls,
+      continuations: this.continuations,
       ...extra,
     });
   }
