@@ -20,6 +20,7 @@ import { AnswerDelivery } from './engine/answer-delivery.js';
 import { AnswerService } from './engine/answer-service.js';
 import { ANSWER_CHECK } from './engine/input-requests.js';
 import { SpendApproval } from './engine/spend-approval.js';
+import { CancelService } from './engine/cancel-operation.js';
 import { createReconciliation } from './engine/reconcile-setup.js';
 import type { Reconciler } from './engine/reconciler.js';
 import { resolveSecretKey } from './secret-key.js';
@@ -122,6 +123,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     reconciler: reconciliation.reconciler,
     answers,
     spendApproval,
+    cancel: new CancelService(store, operations, bus, metrics, clock),
     plugins: [webhookRoutes(receiver, config.ADCP_ORCH_PUBLIC_URL), live.routes],
   });
 

@@ -55,8 +55,8 @@ interface Taken {
 }
 
 const SELLER_NOT_TOLD =
-  'AdCP 3.0 has no way to cancel a create_media_buy task that has no media buy yet (update_media_buy needs a media_buy_id): ' +
-  "the seller's task stays waiting on its side until it expires; nothing was bought";
+  'AdCP has no call to cancel a pending task (update_media_buy needs a media buy, and none was made), so the seller was not told: ' +
+  "its task stays waiting on its side until it expires; nothing was bought";
 
 export class AnswerService {
   constructor(private readonly deps: AnswerServiceDeps) {}
@@ -143,7 +143,7 @@ export class AnswerService {
     const { taken, row: result } = await this.take(row, recorded, (current) => {
       const events: NewEvent[] = [
         answeredEvent(current, recorded),
-        userEvent({ source: 'user', kind: 'transition', from: current.status, to: 'rejected', detail: { reason: recorded.message ?? 'rejected by a person' } }, recorded.actor),
+        { source: 'user', kind: 'transition', from: current.status, to: 'rejected', actor: recorded.actor, detail: { reason: recorded.message ?? 'rejected by a person' } },
       ];
       // A buy held before sending never reached the seller; a seller's question did.
       if (current.status !== 'requested') {
@@ -228,7 +228,7 @@ export class AnswerService {
         },
         events: [
           answeredEvent(current, recorded),
-          userEvent({ source: 'user', kind: 'transition', from: current.status, to: 'canceled', detail: { reason: 'superseded', superseded_by: child.row.id } }, recorded.actor),
+          { source: 'user', kind: 'transition', from: current.status, to: 'canceled', actor: recorded.actor, detail: { reason: 'superseded', superseded_by: child.row.id } },
           { source: 'user', kind: 'seller_not_told', from: 'canceled', to: 'canceled', detail: { reason: SELLER_NOT_TOLD } },
         ],
       }),
@@ -311,24 +311,17 @@ function dueNowLeasedBy(instanceId: string, current: OperationRow, now: number, 
 }
 
 function answeredEvent(current: OperationRow, recorded: RecordedAnswer): NewEvent {
-  return userEvent(
-    {
-      source: 'user',
-      kind: 'answered',
-      from: current.status,
-      to: current.status,
-      detail: {
-        kind: recorded.kind,
-        decision: recorded.decision,
-        ...(recorded.message !== undefined ? { message: recorded.message } : {}),
-        ...(recorded.params !== undefined ? { params: recorded.params } : {}),
-      },
+  return {
+    source: 'user',
+    kind: 'answered',
+    from: current.status,
+    to: current.status,
+    actor: recorded.actor,
+    detail: {
+      kind: recorded.kind,
+      decision: recorded.decision,
+      ...(recorded.message !== undefined ? { message: recorded.message } : {}),
+      ...(recorded.params !== undefined ? { params: recorded.params } : {}),
     },
-    recorded.actor,
-  );
-}
-
-/** A change a person caused carries who did it. */
-function userEvent(event: NewEvent, actor: string): NewEvent {
-  return { ...event, actor } as NewEvent;
+  };
 }

@@ -30,6 +30,8 @@ export interface CreateOperationInput {
    * same operation and the seller sees the same key: never a second buy.
    */
   clientKey?: string;
+  /** Who asked for it (an API key's name), recorded on the `created` event. */
+  actor?: string;
   /**
    * Held for a person before anything is sent (spend approval): stored `requested`
    * with no timer, `needs_input` set and this request shown.
@@ -102,7 +104,9 @@ export function buildOperation(
       ...(held ? { needs_input: 1, input_message: input.hold!.message, input_request: JSON.stringify(input.hold) } : {}),
     },
   );
-  const events: NewEvent[] = [{ source: 'user', kind: 'created', to: 'requested', at: now, ...(input.parentId ? { detail: { parent_id: input.parentId } } : {}) }];
+  const events: NewEvent[] = [
+    { source: 'user', kind: 'created', to: 'requested', at: now, actor: input.actor, ...(input.parentId ? { detail: { parent_id: input.parentId } } : {}) },
+  ];
   if (held) events.push({ source: 'user', kind: 'input_requested', from: 'requested', to: 'requested', at: now, detail: { input_request: input.hold } });
   return { row, params, events };
 }

@@ -12,6 +12,7 @@ import {
 } from './behaviours.js';
 import { IDEMPOTENCY_KEY_PATTERN, IdempotencyLedger } from './idempotency.js';
 import { MediaBuyBook } from './media-buy-book.js';
+import { updateMediaBuy } from './update-media-buy.js';
 import type { DeliveryContent, Notifier } from './notifications.js';
 import { findSandboxProduct, type SandboxBehaviour } from './products.js';
 import type { StatsRecorder } from './stats.js';
@@ -182,9 +183,9 @@ export class SellerCore {
     return this.opts.freshToken !== undefined;
   }
 
-  /** Every media buy this seller has created, oldest first: what was bought. */
-  mediaBuys() {
-    return this.book.list({});
+  /** `update_media_buy`: only cancellation (src/sandbox/update-media-buy.ts). */
+  updateMediaBuy(args: Record<string, unknown>, principal: string): Promise<ToolResult> {
+    return updateMediaBuy(this.book, this.ledger, args, principal);
   }
 
   /** `get_media_buys`: the buys this seller created for the account (no pagination: a sandbox holds few). */

@@ -20,6 +20,7 @@ import type { AdcpServer } from '@adcp/sdk/server';
 import { createA2AHandler, type NodeHandler } from './a2a.js';
 import { buildAdcpServer, newUnusedStateStore, type ToolCaller } from './adcp-server.js';
 import { SellerCore, type BehindBackTask } from './core.js';
+import type { BookedMediaBuy } from './media-buy-book.js';
 import { Notifier, type DeliveryContent } from './notifications.js';
 import { mintWebhookSigningIdentity, type PublicJwks } from './signing-key.js';
 import { StatsRecorder, type SellerStats } from './stats.js';
@@ -27,7 +28,6 @@ import { runInRequestSpan } from './request-span.js';
 import type { SandboxTask, TaskError, TaskStatus } from './tasks.js';
 import { createSdkWebhookSender, type WebhookRetryPolicy, type WebhookSender } from './webhook-sender.js';
 import { isPlainObject } from './wire.js';
-import type { BookedMediaBuy } from './media-buy-book.js';
 
 export { SANDBOX_PRODUCTS, SANDBOX_PRODUCT_IDS, SANDBOX_PRICING_OPTION_ID } from './products.js';
 export type { SandboxProductId } from './products.js';
@@ -82,6 +82,8 @@ export interface SandboxSeller {
   /** Stops listening, cancels pending task timers, waits for in-flight webhooks. */
   close(): Promise<void>;
   stats(): SellerStats;
+  /** The media buys this seller has on its book (created, and canceled ones marked so). */
+  mediaBuys(): BookedMediaBuy[];
   /** A copy of the seller's record of a task. */
   getTask(taskId: string): SandboxTask | undefined;
   /** Force a task to completed now (result defaults to a freshly built media buy). Webhook fires. */
@@ -98,8 +100,6 @@ export interface SandboxSeller {
   sendWebhook(taskId: string, content: DeliveryContent): void;
   /** Resolves when no webhook delivery (including retries) is in flight. */
   webhooksSettled(): Promise<void>;
-  /** Every media buy the seller created, oldest first: what was actually bought. */
-  mediaBuys(): BookedMediaBuy[];
 }
 
 const MAX_BODY_BYTES = 1_000_000;
@@ -249,6 +249,7 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
       return closed;
     },
     stats: () => core.stats.snapshot({ tasks: core.tasks.size, jwks: identity.jwks }),
+    mediaBuys: () => core.getMediaBuys({}).structuredContent.media_buys as BookedMediaBuy[],
     getTask: (taskId) => {
       const t = core.tasks.get(taskId);
       return t && structuredClone(t);
@@ -258,7 +259,6 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
     createTaskBehindBuyersBack: (o) => core.createTaskBehindBuyersBack(o),
     sendWebhook: (taskId, content) => core.sendWebhook(taskId, content),
     webhooksSettled: () => notifier.drain(),
-    mediaBuys: () => structuredClone(core.mediaBuys()),
   };
 }
 

@@ -43,8 +43,10 @@ const AgentPatch = z
 export function agentRoutes(app: FastifyInstance, deps: { store: Store; secrets: SecretBox; answers?: AnswerService }): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const auth = requireApiKey(deps.store);
+  const asViewer = [auth, requireRole('viewer')];
+  const asAdmin = [auth, requireRole('admin')];
 
-  r.post('/v1/agents', { schema: { body: AgentInput, tags: ['agents'], summary: 'Register an agent' }, preHandler: auth }, async (req, reply) => {
+  r.post('/v1/agents', { schema: { body: AgentInput, tags: ['agents'], summary: 'Register an agent' }, preHandler: asAdmin }, async (req, reply) => {
     const tenant = tenantOf(req);
     return idempotent(deps.store, req, reply, tenant.id, async () => {
       const b = req.body;
@@ -63,7 +65,7 @@ export function agentRoutes(app: FastifyInstance, deps: { store: Store; secrets:
 
   r.patch(
     '/v1/agents/:id',
-    { schema: { params: IdParams, body: AgentPatch, tags: ['agents'], summary: "Update an agent's credentials; its auth-required operations are retried" }, preHandler: [auth, requireRole('admin')] },
+    { schema: { params: IdParams, body: AgentPatch, tags: ['agents'], summary: "Update an agent's credentials; its auth-required operations are retried" }, preHandler: asAdmin },
     async (req) => {
       const tenant = tenantOf(req);
       const agent = await deps.store.agents.getForTenant(tenant.id, req.params.id);
@@ -76,12 +78,12 @@ export function agentRoutes(app: FastifyInstance, deps: { store: Store; secrets:
     },
   );
 
-  r.get('/v1/agents', { schema: { tags: ['agents'], summary: 'List agents' }, preHandler: auth }, async (req) => {
+  r.get('/v1/agents', { schema: { tags: ['agents'], summary: 'List agents' }, preHandler: asViewer }, async (req) => {
     const rows = await deps.store.agents.list(tenantOf(req).id);
     return { agents: rows.map(presentAgent) };
   });
 
-  r.get('/v1/agents/:id', { schema: { params: IdParams, tags: ['agents'], summary: 'Show an agent' }, preHandler: auth }, async (req) => {
+  r.get('/v1/agents/:id', { schema: { params: IdParams, tags: ['agents'], summary: 'Show an agent' }, preHandler: asViewer }, async (req) => {
     const row = await deps.store.agents.getForTenant(tenantOf(req).id, req.params.id);
     if (!row) throw new ApiError(404, 'agent_not_found', `agent ${req.params.id} not found`);
     return presentAgent(row);
