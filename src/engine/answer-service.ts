@@ -209,7 +209,7 @@ export class AnswerService {
     const hold = await spendApproval.holdFor(row.tenant_id, row.type, params);
     const now = clock.now();
     const child = buildOperation(
-      { tenantId: row.tenant_id, agentId: row.agent_id, task: row.type, params, webhook: row.webhook_mode as WebhookMode, parentId: row.id, ...(hold ? { hold } : {}) },
+      { tenantId: row.tenant_id, agentId: row.agent_id, task: row.type, params, webhook: row.webhook_mode as WebhookMode, parentId: row.id, actor: recorded.actor, ...(hold ? { hold } : {}) },
       agent,
       secrets,
       { ...operations.options, leaseMs: operations.leaseMs },
