@@ -77,7 +77,7 @@ interface Caller {
   readonly bearer?: string;
 }
 
-/** A2A task id → the AdCP task that waits on it. */
+/** A2A task id → the AdCP task that waited on it (a sandbox holds few; never pruned). */
 type OpenTasks = Map<string, { adcpTaskId: string; skill: string }>;
 
 export interface A2aOptions {
@@ -214,7 +214,7 @@ class SellerExecutor implements AgentExecutor {
       this.ask(bus, taskId, contextId, outcome.payload.status as TaskState, outcome.payload);
       return;
     }
-    this.open.delete(taskId);
+    // Kept: a later message on this task is refused (or, the same one again, recorded) by what its AdCP task says.
     this.finish(bus, taskId, contextId, 'completed', outcome.payload, outcome.kind === 'submitted' ? waiting.adcpTaskId : undefined);
   }
 
