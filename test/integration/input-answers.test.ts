@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandboxSeller, type SandboxSeller } from '../../src/sandbox/seller.js';
 import { startOrchestrator, waitForStatus, type TestOrchestrator } from '../helpers/orchestrator.js';
 import { mediaBuyRequest } from '../helpers/media-buy.js';
+import { dialects } from '../helpers/databases.js';
 
 describe('answering input requests', () => {
   let seller: SandboxSeller;
@@ -314,10 +315,10 @@ describe('answering input requests', () => {
   });
 });
 
-describe('a spend approval across a restart', () => {
-  it('still waits after the restart and is answered by the new process: one buy', async () => {
+describe.each(dialects)('spend approval on $name', ({ make }) => {
+  it('still waits after a restart and is answered by the new process: one buy', async () => {
     const seller = await startSandboxSeller();
-    let orch = await startOrchestrator({ keepDatabase: true });
+    let orch = await startOrchestrator({ database: await make(), keepDatabase: true });
     try {
       const agentId = await orch.registerAgent({ url: seller.url });
       const created = await orch.api('POST', '/v1/media-buys', { agent_id: agentId, request: mediaBuyRequest('sandbox_instant'), approval: 'required', webhook: 'none' });
@@ -336,6 +337,34 @@ describe('a spend approval across a restart', () => {
       expect(done.status).toBe('completed');
       expect(seller.stats().mediaBuysCreated).toBe(1);
       expect(seller.stats().createCallsByKey[done.idempotency_key]).toBe(1);
+    } finally {
+      await orch.close();
+      await seller.close();
+    }
+  });
+
+  it('two people answering at once: one answer is taken, the other is 409 naming it', async () => {
+    const seller = await startSandboxSeller();
+    const orch = await startOrchestrator({ database: await make() });
+    try {
+      const agentId = await orch.registerAgent({ url: seller.url });
+      const keyOf = async (name: string) => orch.app.store.tenants.createApiKey(orch.tenantId, { name, role: 'approver' });
+      const [ann, ben] = [await keyOf('ann'), await keyOf('ben')];
+      for (let round = 0; round < 3; round++) {
+        const op = (await orch.api('POST', '/v1/media-buys', { agent_id: agentId, request: mediaBuyRequest('sandbox_instant'), approval: 'required', webhook: 'none' })).body;
+        const [a, b] = await Promise.all([
+          orch.api('POST', `/v1/operations/${op.id}/input`, { decision: 'approve' }, { authorization: `Bearer ${ann}` }),
+          orch.api('POST', `/v1/operations/${op.id}/input`, { decision: 'reject', message: 'no' }, { authorization: `Bearer ${ben}` }),
+        ]);
+        expect([a.status, b.status].sort()).toEqual([202, 409]);
+        const loser = a.status === 409 ? a : b;
+        const winner = a.status === 409 ? 'ben' : 'ann';
+        expect(loser.body.error).toMatchObject({ code: 'not_waiting', details: { answered: { actor: winner } } });
+        const done = await waitForStatus(orch, op.id, ['completed', 'rejected', 'failed']);
+        expect(done.status).toBe(winner === 'ann' ? 'completed' : 'rejected');
+        expect(done.events.filter((e: any) => e.kind === 'answered').map((e: any) => e.actor)).toEqual([winner]);
+        expect(seller.stats().createCallsByKey[op.idempotency_key] ?? 0).toBe(winner === 'ann' ? 1 : 0);
+      }
     } finally {
       await orch.close();
       await seller.close();
