@@ -264,7 +264,7 @@ export class AnswerDelivery {
 
   private async commit(row: OperationRow, lease: Lease, plan: (current: OperationRow) => MutationPlan<null>) {
     const result = await this.deps.store.operations.mutate(row.id, lease, plan, this.deps.clock.now());
-    if (result.outcome === 'applied' && result.events.length > 0) this.deps.bus.publish({ operation: result.row, events: result.events });
+    if (result.outcome === 'applied' && result.events.length > 0) this.deps.bus.publish({ operation: result.row, events: result.events, notifications: result.notifications });
     return result;
   }
 }

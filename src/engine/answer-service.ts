@@ -22,9 +22,9 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { checkAnswer, isSameAnswer, mergeParams, type Answer, type RecordedAnswer } from '../domain/input-request.js';
 import { deadlineFor } from '../domain/timing.js';
-import type { EventRow, OperationRow, Store } from '../store/index.js';
+import type { OperationRow, Store } from '../store/index.js';
 import type { Tx } from '../store/tx.js';
-import type { MutationPlan, NewEvent, OperationPatch } from '../store/operations-repo.js';
+import type { MutationPlan, NewEvent, OperationPatch, Written } from '../store/operations-repo.js';
 import type { SecretBox } from '../store/secret-box.js';
 import type { AnswerDelivery } from './answer-delivery.js';
 import type { ChangeBus } from './change-bus.js';
@@ -216,7 +216,7 @@ export class AnswerService {
       now,
       true,
     );
-    let childEvents: EventRow[] = [];
+    let childWritten: Written = { events: [], notifications: [] };
     const { taken, row: result } = await this.take(
       row,
       recorded,
@@ -233,12 +233,12 @@ export class AnswerService {
         ],
       }),
       async (trx) => {
-        childEvents = await store.operations.insertIn(trx, child.row, child.events);
+        childWritten = await store.operations.insertIn(trx, child.row, child.events);
       },
     );
     if (!taken) return result;
     metrics.transition(row.type, row.status, 'canceled', 'user');
-    this.deps.bus.publish({ operation: child.row, events: childEvents });
+    this.deps.bus.publish({ operation: child.row, ...childWritten });
     metrics.transition(child.row.type, 'none', 'requested', 'user');
     if (hold) return child.row;
     return this.driveBriefly(child.row, () => operations.send(child.row), wait);
@@ -270,7 +270,7 @@ export class AnswerService {
     if (mutation.outcome === 'lease_lost') throw new Error('unreachable: answers are written without a lease');
     // Someone else's answer (or the seller) got there first: the same answer is done, another is 409.
     if (!mutation.value) return { taken: false, row: await this.alreadyDone(mutation.row, recorded, recorded.actor) };
-    if (mutation.outcome === 'applied') bus.publish({ operation: mutation.row, events: mutation.events });
+    if (mutation.outcome === 'applied') bus.publish({ operation: mutation.row, events: mutation.events, notifications: mutation.notifications });
     return { taken: true, row: mutation.row };
   }
 
