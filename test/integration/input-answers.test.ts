@@ -45,6 +45,9 @@ describe('answering input requests', () => {
     expect(res.status).toBe(202);
     return res.body;
   };
+  /** The notifications raised for an operation, as their types and bodies. */
+  const notified = async (id: string) =>
+    (await orch.app.store.notifications.after(orch.tenantId, 0, 10_000)).filter((n) => n.operation_id === id).map((n) => JSON.parse(n.body));
   const boughtWith = (idempotencyKey: string) => seller.stats().mediaBuysCreatedByKey[idempotencyKey] ?? 0;
   const createCalls = (idempotencyKey: string) => seller.stats().calls.filter((c) => c.tool === 'create_media_buy' && c.idempotency_key === idempotencyKey).length;
 
@@ -256,9 +259,15 @@ describe('answering input requests', () => {
       expect(seller.stats().calls.filter((c) => c.idempotency_key === op.idempotency_key)).toEqual([]);
       expect((await show(op.id)).status).toBe('requested');
 
+      const asked = (await notified(op.id)).find((n) => n.type === 'operation.input_required');
+      expect(asked?.data).toMatchObject({ reason: 'approval_required', operation: { id: op.id, input_request: { kind: 'spend_approval' } } });
+
       const res = await answer('bob', op.id, { decision: 'approve', message: 'within plan' });
       expect(res.status).toBe(202);
       const done = await waitForStatus(orch, op.id, ['completed', 'failed']);
+      const told = await notified(op.id);
+      expect(told.map((n) => n.type)).toEqual(['operation.created', 'operation.input_required', 'operation.answered', 'operation.completed']);
+      expect(told[2].data.event).toMatchObject({ kind: 'answered', actor: 'bob' });
       expect(done.status).toBe('completed');
       expect(done.events.map((e: any) => e.kind)).toEqual(['created', 'input_requested', 'answered', 'transition', 'transition']);
       expect(done.events[2]).toMatchObject({ actor: 'bob', detail: { kind: 'spend_approval', decision: 'approve', message: 'within plan' } });
