@@ -13,6 +13,7 @@ import { InstancesRepo } from './instances-repo.js';
 import { NotificationsRepo, type NotificationsOptions } from './notifications-repo.js';
 import { SubscriptionsRepo } from './subscriptions-repo.js';
 import { SubscriptionDeliveriesRepo } from './subscription-deliveries-repo.js';
+import { SettingsRepo } from './settings-repo.js';
 
 export interface Store {
   db: Db;
@@ -28,6 +29,7 @@ export interface Store {
   notifications: NotificationsRepo;
   subscriptions: SubscriptionsRepo;
   subscriptionDeliveries: SubscriptionDeliveriesRepo;
+  settings: SettingsRepo;
   close(): Promise<void>;
 }
 
@@ -52,6 +54,7 @@ export function storeFor(db: Db, opts: StoreOptions = {}): Store {
     notifications,
     subscriptions: new SubscriptionsRepo(db),
     subscriptionDeliveries: new SubscriptionDeliveriesRepo(db),
+    settings: new SettingsRepo(db),
     close: () => db.close(),
   };
 }
