@@ -51,14 +51,15 @@ export function registerOpsCommands(program: Command): void {
       .command('respond <id>')
       .description('answer what an operation waits for: exactly one of --approve, --reject, --params')
       .option('--approve', 'approve (a held buy is sent; governance conditions are applied)')
-      .option('--reject', 'reject: the operation ends without a purchase')
+      .option('--reject', 'reject: the operation ends without a purchase (a spend approval or governance conditions: give --message saying why)')
       .option('--params <json>', 'respond with corrected request params (a JSON object)')
       .option('--message <text>', 'a note recorded with the answer'),
   ).action(async (id: string, o: ApiCommandOptions & { approve?: boolean; reject?: boolean; params?: string; message?: string }) => {
     const body = answerBody(o);
+    // The answer is the operation; or, when the answer sent a corrected request as a new one, that child.
     const op = await callApi<OperationView>(apiTarget(o), 'POST', opPath(id, '/input'), body);
     if (o.json) return printJson(op);
-    process.stdout.write(operationLine(op));
+    process.stdout.write(op.id === id ? operationLine(op) : `child  ${operationLine(op)}`);
   });
 
   apiOptions(
