@@ -20,13 +20,20 @@ interface ExpressApp extends NodeHandler {
   use(path: string, ...handlers: unknown[]): unknown;
 }
 
+export interface AgentCardInfo {
+  name: string;
+  description: string;
+  /** [skill id (= AdCP task), description] pairs. */
+  skills: Array<[string, string]>;
+}
+
 /**
- * Skills advertised on the agent card. The adapter's default list leaves out
- * get_adcp_capabilities, and the SDK's buyer client then takes the agent for
- * an AdCP v2 seller and rewrites requests into the 2.5 shape; listing it
- * keeps A2A buyers on v3.
+ * Skills advertised on the seller's agent card. The adapter's default list
+ * leaves out get_adcp_capabilities, and the SDK's buyer client then takes the
+ * agent for an AdCP v2 seller and rewrites requests into the 2.5 shape;
+ * listing it keeps A2A buyers on v3.
  */
-const SKILLS: Array<[string, string]> = [
+const SELLER_SKILLS: Array<[string, string]> = [
   ['get_adcp_capabilities', 'AdCP capabilities of this seller.'],
   ['get_products', 'The sandbox catalogue; each product id selects a create_media_buy behaviour.'],
   ['create_media_buy', 'Create a media buy; behaviour chosen by packages[0].product_id.'],
@@ -38,19 +45,25 @@ const SKILLS: Array<[string, string]> = [
   ['sandbox_respond', 'Answer an input-required/auth-required task: {task_id, approve, message?, then?}.'],
 ];
 
-export async function createA2AHandler(adcp: AdcpServer, a2aUrl: string): Promise<NodeHandler> {
+export const SELLER_CARD: AgentCardInfo = {
+  name: 'AdCP sandbox seller',
+  description:
+    'Sandbox seller for testing buyers: create_media_buy behaviour is selected by the product id (see get_products).',
+  skills: SELLER_SKILLS,
+};
+
+export async function createA2AHandler(adcp: AdcpServer, a2aUrl: string, card: AgentCardInfo = SELLER_CARD): Promise<NodeHandler> {
   const moduleName = 'express';
   const mod = (await import(moduleName)) as { default: () => ExpressApp };
   const app = mod.default();
   const adapter = createA2AAdapter({
     server: adcp,
     agentCard: {
-      name: 'AdCP sandbox seller',
-      description:
-        'Sandbox seller for testing buyers: create_media_buy behaviour is selected by the product id (see get_products).',
+      name: card.name,
+      description: card.description,
       url: a2aUrl,
       version: '1.0.0',
-      skills: SKILLS.map(([id, description]) => ({ id, name: id, description, tags: ['adcp'] })),
+      skills: card.skills.map(([id, description]) => ({ id, name: id, description, tags: ['adcp'] })),
     },
     // The adapter would log every invocation failure to console; the
     // sandbox's callers see failures in the reply already.

@@ -128,7 +128,7 @@ export function buildAdcpServer(
  * that warning would flood the log. Construction is synchronous, so filtering
  * console.warn for its duration touches nothing else; other warnings pass.
  */
-function withoutSlashNameWarnings<T>(build: () => T): T {
+export function withoutSlashNameWarnings<T>(build: () => T): T {
   const warn = console.warn;
   let inBlock = false;
   console.warn = (...args: unknown[]) => {

@@ -15,9 +15,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { timingSafeEqual } from 'node:crypto';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { AdcpServer } from '@adcp/sdk/server';
 import { createA2AHandler, type NodeHandler } from './a2a.js';
+import { McpEndpoint, readJsonRpc, sendJson } from './http.js';
 import { buildAdcpServer, newUnusedStateStore, type ToolCaller } from './adcp-server.js';
 import { SellerCore, type BehindBackTask } from './core.js';
 import { Notifier, type DeliveryContent } from './notifications.js';
@@ -93,9 +92,6 @@ export interface SandboxSeller {
   webhooksSettled(): Promise<void>;
 }
 
-const MAX_BODY_BYTES = 1_000_000;
-const MAX_IDLE_SERVERS = 32;
-
 export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promise<SandboxSeller> {
   const host = opts.host ?? '127.0.0.1';
   const identity = mintWebhookSigningIdentity();
@@ -132,7 +128,7 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
     return a.length === b.length && timingSafeEqual(a, b);
   };
 
-  const idleServers: AdcpServer[] = [];
+  const mcp = new McpEndpoint(() => buildAdcpServer(core, mcpUrl, caller, stateStore));
   let a2aHandler: NodeHandler | undefined;
   let origin = '';
   let mcpUrl = '';
@@ -165,43 +161,19 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
   }
 
   async function handleMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    let parsed: unknown;
-    if (req.method === 'POST') {
-      const raw = await readBody(req);
-      if (raw === undefined) return sendJson(res, 413, { error: 'body too large' });
-      try {
-        parsed = JSON.parse(raw);
-      } catch {
-        return sendJson(res, 400, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
-      }
-      const args = createMediaBuyArgs(parsed);
-      if (args) {
-        const fault = core.httpFaultFor(args);
-        if (fault === 'fail-500') return sendJson(res, 500, { error: 'sandbox: injected server error' });
-        if (fault === 'lost-reply') {
-          // The buy really happens; only the reply is lost.
-          await core.createMediaBuy(args, caller.principal);
-          return sendJson(res, 500, { error: 'sandbox: reply lost after execution' });
-        }
+    const body = await readJsonRpc(req, res);
+    if (!body) return;
+    const args = createMediaBuyArgs(body.parsed);
+    if (args) {
+      const fault = core.httpFaultFor(args);
+      if (fault === 'fail-500') return sendJson(res, 500, { error: 'sandbox: injected server error' });
+      if (fault === 'lost-reply') {
+        // The buy really happens; only the reply is lost.
+        await core.createMediaBuy(args, caller.principal);
+        return sendJson(res, 500, { error: 'sandbox: reply lost after execution' });
       }
     }
-    // Stateless MCP: one transport per request, on an AdcpServer that serves
-    // one request at a time. All state lives in `core`, so servers are
-    // interchangeable; we pool idle ones because building one (tool
-    // registration, a fresh Ajv) was a fifth of the CPU per poll.
-    const adcp = idleServers.pop() ?? buildAdcpServer(core, mcpUrl, caller, stateStore);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on('close', () => {
-      // close() detaches the transport; the server's tools stay registered.
-      adcp.close().then(
-        () => {
-          if (idleServers.length < MAX_IDLE_SERVERS) idleServers.push(adcp);
-        },
-        () => undefined,
-      );
-    });
-    await adcp.connect(transport);
-    await transport.handleRequest(req, res, parsed);
+    await mcp.handle(req, res, body.parsed);
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -252,23 +224,6 @@ function createMediaBuyArgs(msg: unknown): Record<string, unknown> | undefined {
   if (!isPlainObject(msg) || msg.method !== 'tools/call' || !isPlainObject(msg.params)) return undefined;
   if (msg.params.name !== 'create_media_buy' || !isPlainObject(msg.params.arguments)) return undefined;
   return msg.params.arguments;
-}
-
-async function readBody(req: IncomingMessage): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) return undefined;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
 }
 
 function unauthorized(res: ServerResponse): void {
