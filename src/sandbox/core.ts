@@ -10,6 +10,7 @@ import {
   checkCreateRequest,
   INPUT_REQUIRED_MESSAGE,
 } from './behaviours.js';
+import type { GovernanceGate } from './governance-gate.js';
 import { IDEMPOTENCY_KEY_PATTERN, IdempotencyLedger } from './idempotency.js';
 import { MediaBuyBook } from './media-buy-book.js';
 import type { DeliveryContent, Notifier } from './notifications.js';
@@ -60,6 +61,7 @@ export class SellerCore {
     private readonly opts: CoreOptions,
     private readonly notifier: Notifier,
     readonly stats: StatsRecorder,
+    private readonly gate?: GovernanceGate,
   ) {
     // Every change after the initial reply is a webhook-worthy event.
     this.tasks.onTransition(({ task, to }) => this.notifier.notify(task, deliveryFor(task, to)));
@@ -89,9 +91,15 @@ export class SellerCore {
       });
     }
 
-    const { outcome, result } = await this.ledger.run(principal, key, args, async () =>
-      this.execute(accepted.product.behaviour, args, key, accepted.push),
-    );
+    const { outcome, result } = await this.ledger.run(principal, key, args, async () => {
+      // A governed account's buy needs a valid governance_context; checked
+      // only when the buy would execute, so a replay of a booked buy stays a replay.
+      const admission = await this.gate?.admit(args);
+      if (admission && 'refusal' in admission) return admission.refusal;
+      const executed = await this.execute(accepted.product.behaviour, args, key, accepted.push);
+      if (admission && !executed.isError) admission.consume();
+      return executed;
+    });
     if (outcome === 'replay') this.stats.replay(key);
     return result;
   }

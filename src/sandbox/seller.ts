@@ -26,6 +26,7 @@ import { runInRequestSpan } from './request-span.js';
 import type { SandboxTask, TaskError, TaskStatus } from './tasks.js';
 import { createSdkWebhookSender, type WebhookRetryPolicy, type WebhookSender } from './webhook-sender.js';
 import { isPlainObject } from './wire.js';
+import { GovernanceGate, type SellerGovernanceOptions } from './governance-gate.js';
 
 export { SANDBOX_PRODUCTS, SANDBOX_PRODUCT_IDS, SANDBOX_PRICING_OPTION_ID } from './products.js';
 export type { SandboxProductId } from './products.js';
@@ -34,6 +35,8 @@ export type { WebhookSender, WebhookDelivery, WebhookDeliveryResult } from './we
 export type { BehindBackTask } from './core.js';
 export type { DeliveryContent } from './notifications.js';
 export type { PublicJwks } from './signing-key.js';
+export type { SellerGovernanceOptions, GovernanceRefusal } from './governance-gate.js';
+export { GOVERNED_ACCOUNT_PREFIX } from './governance-gate.js';
 
 export interface SandboxSellerOptions {
   /** 0 (default) picks a free port. */
@@ -58,6 +61,11 @@ export interface SandboxSellerOptions {
   flakyFailures?: number;
   /** Serve A2A as well. Default true. */
   a2a?: boolean;
+  /**
+   * The governance agent whose tokens this seller accepts. Buys for governed
+   * accounts (account_id `gov_…`) need its governance_context (governance-gate.ts).
+   */
+  governance?: SellerGovernanceOptions;
 }
 
 export interface SandboxSeller {
@@ -105,6 +113,10 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
       ...(opts.duplicateWebhooks !== undefined && { duplicateWebhooks: opts.duplicateWebhooks }),
     },
   );
+  let origin = '';
+  let mcpUrl = '';
+  let a2aUrl: string | undefined;
+  const gate = new GovernanceGate(opts.governance, () => [mcpUrl, ...(a2aUrl ? [a2aUrl] : [])]);
   const core = new SellerCore(
     {
       submittedDelayMs: opts.submittedDelayMs ?? 3000,
@@ -113,6 +125,7 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
     },
     notifier,
     stats,
+    gate,
   );
 
   // One credential, one idempotency scope. The sandbox is single-tenant.
@@ -130,8 +143,6 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
 
   const mcp = new McpEndpoint(() => buildAdcpServer(core, mcpUrl, caller, stateStore));
   let a2aHandler: NodeHandler | undefined;
-  let origin = '';
-  let mcpUrl = '';
 
   const server: Server = createServer((req, res) => {
     runInRequestSpan(res, () => route(req, res)).catch((err: unknown) => {
@@ -186,7 +197,7 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
   const { port } = server.address() as AddressInfo;
   origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   mcpUrl = `${origin}/mcp`;
-  const a2aUrl = opts.a2a === false ? undefined : `${origin}/a2a`;
+  a2aUrl = opts.a2a === false ? undefined : `${origin}/a2a`;
   if (a2aUrl) a2aHandler = await createA2AHandler(buildAdcpServer(core, mcpUrl, caller, stateStore), a2aUrl);
 
   let closed: Promise<void> | undefined;
@@ -206,7 +217,7 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
       })();
       return closed;
     },
-    stats: () => core.stats.snapshot({ tasks: core.tasks.size, jwks: identity.jwks }),
+    stats: () => core.stats.snapshot({ tasks: core.tasks.size, jwks: identity.jwks, governanceRefusals: structuredClone(gate.refusals) }),
     getTask: (taskId) => {
       const t = core.tasks.get(taskId);
       return t && structuredClone(t);
