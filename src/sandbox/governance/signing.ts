@@ -10,7 +10,7 @@
  * `crit` entry, so a verifier that does not understand it must reject rather
  * than silently ignore a binding.
  */
-import { generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import { CompactSign, compactVerify } from 'jose';
 
 export const GOVERNANCE_TOKEN_TYPE = 'adcp-gov+jws';
@@ -47,7 +47,16 @@ export class GovernanceSigner {
   static mint(): GovernanceSigner {
     const { publicKey, privateKey } = generateKeyPairSync('ed25519');
     // Unique per run, so a verifier's kid-keyed cache never mixes two runs up.
-    const kid = `sandbox-gov-${randomBytes(6).toString('hex')}`;
+    return GovernanceSigner.from(`sandbox-gov-${randomBytes(6).toString('hex')}`, privateKey, publicKey);
+  }
+
+  /** A signer over a given Ed25519 private JWK (conformance vectors publish one). */
+  static fromPrivateJwk(jwk: { kid: string; kty: string; crv: string; x: string; d: string }): GovernanceSigner {
+    const privateKey = createPrivateKey({ key: { kty: jwk.kty, crv: jwk.crv, x: jwk.x, d: jwk.d }, format: 'jwk' });
+    return GovernanceSigner.from(jwk.kid, privateKey, createPublicKey(privateKey));
+  }
+
+  private static from(kid: string, privateKey: KeyObject, publicKey: KeyObject): GovernanceSigner {
     const pub = publicKey.export({ format: 'jwk' }) as { kty: string; crv: string; x: string };
     const jwk: GovernanceJwk = {
       kid,
