@@ -153,8 +153,6 @@ function semanticProblems(plan: Record<string, unknown>, prefix: string, previou
 function schemaErrors(planId: string, issues: SchemaIssue[]): PlanError[] {
   const byPointer = new Map<string, Set<string>>();
   for (const i of issues) {
-    // A oneOf failure also reports its branches' inner `not`; the oneOf message says it.
-    if (i.keyword === 'not') continue;
     byPointer.set(i.pointer, (byPointer.get(i.pointer) ?? new Set()).add(i.message));
   }
   return [...byPointer].map(([pointer, messages]) =>

@@ -24,9 +24,14 @@ export interface SchemaIssue {
   keyword: string;
 }
 
+interface RawIssue extends SchemaIssue {
+  schemaPath?: string;
+  variants?: Array<{ required?: string[] }>;
+}
+
 interface Outcome {
   valid: boolean;
-  issues: SchemaIssue[];
+  issues: RawIssue[];
 }
 
 interface SdkValidator {
@@ -41,7 +46,10 @@ const validator = require(join(sdkDir, 'dist/lib/validation/schema-validator.js'
 export type GovernanceTool = 'sync_plans' | 'check_governance' | 'report_plan_outcome' | 'get_plan_audit_logs';
 
 export function requestIssues(tool: GovernanceTool, payload: unknown): SchemaIssue[] {
-  return validator.validateRequest(tool, payload).issues.map(slim);
+  const issues = validator.validateRequest(tool, payload).issues;
+  // A failed oneOf also reports why each branch failed; its own issue says it
+  // better ("exactly one of …"), so the branch detail is left out.
+  return issues.filter((i) => !(i.schemaPath ?? '').includes('/oneOf/')).map(readable);
 }
 
 /**
@@ -62,7 +70,11 @@ export function pointerToField(pointer: string): string {
   return parts.reduce((acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : acc ? `${acc}.${p}` : p), '');
 }
 
-const slim = (i: SchemaIssue): SchemaIssue => ({ pointer: i.pointer, message: i.message, keyword: i.keyword });
+function readable(i: RawIssue): SchemaIssue {
+  const choices = i.keyword === 'oneOf' ? (i.variants ?? []).map((v) => (v.required ?? []).join(' + ')).filter((c) => c) : [];
+  const message = choices.length > 0 ? `must have exactly one of: ${choices.join(', ')}` : i.message;
+  return { pointer: i.pointer, message, keyword: i.keyword };
+}
 
 /** The reply to a request off the schema: VALIDATION_ERROR naming the first problem, all of them in details. */
 export function schemaError(tool: GovernanceTool, issues: SchemaIssue[]): ToolResult {
