@@ -58,6 +58,8 @@ async function expectRefused(buy: Record<string, unknown>): Promise<string> {
   expect(stats.mediaBuysCreated).toBe(before);
   const refusal = stats.governanceRefusals.filter((x) => x.idempotency_key === buy.idempotency_key).at(-1);
   expect(refusal).toBeDefined();
+  // The caller learns the profile's stable code, never which claim failed.
+  expect(r.error!.details).toEqual({ reason: refusal!.code });
   return refusal!.code;
 }
 
