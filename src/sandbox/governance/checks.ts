@@ -178,7 +178,14 @@ export class CheckDesk {
     });
     record.escalation = { reason: REVIEW_REASON };
     if (this.timings.reviewDelayMs !== null) {
-      this.reviews.schedule(this.timings.reviewDelayMs, () => void this.resolveReview(task.task_id, 'delay'));
+      this.reviews.schedule(this.timings.reviewDelayMs, () => {
+        // Nobody awaits a timer: a failure to decide ends the task failed instead of going unheard.
+        this.resolveReview(task.task_id, 'delay').catch((err: unknown) => {
+          this.reviews.transition(task.task_id, 'failed', {
+            error: { code: 'SERVICE_UNAVAILABLE', message: err instanceof Error ? err.message : String(err) },
+          });
+        });
+      });
     }
     this.stats.check({ ...statOf(record), status: 'submitted' });
     return { status: 'submitted', task_id: task.task_id, message, plan_id: record.plan_id, check_id: record.check_id };
