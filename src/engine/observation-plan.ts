@@ -7,7 +7,10 @@ import { decide, type EventSource } from '../domain/observe.js';
 import { isTerminal, NEEDS_INPUT_STATUSES, type AdcpTaskStatus, type OperationStatus } from '../domain/status.js';
 import { pollDelayMs } from '../domain/timing.js';
 import type { AdcpError } from '../adcp/types.js';
+import type { ResultIssue } from '../adcp/task-result.js';
 import type { MutationPlan, NewEvent, OperationPatch, OperationRow } from '../store/operations-repo.js';
+import { resultInvalidEvent } from './conflict-events.js';
+import { ANSWER_CHECK, inputColumnsOnTransition } from './input-requests.js';
 
 export interface TaskObservation {
   status: AdcpTaskStatus;
@@ -19,6 +22,16 @@ export interface TaskObservation {
   timestamp?: number;
   data?: Record<string, unknown>;
   error?: AdcpError;
+  /** A2A only: the transport task of the reply (a continuation handle when it stayed open). */
+  a2a?: { taskId?: string; contextId?: string; state?: AdcpTaskStatus };
+  /**
+   * Set when `data` is a terminal result that failed the task's response schema
+   * (checked by whoever read the observation: see adcp/task-result.ts). Such an
+   * observation is not authoritative: it is recorded as a conflict and changes nothing.
+   */
+  resultIssues?: ResultIssue[];
+  /** The webhook delivery's idempotency_key, for audit records. */
+  deliveryKey?: string;
 }
 
 export interface TimingPolicy {
@@ -30,7 +43,16 @@ export interface TimingPolicy {
   inputReminderMs?: number;
 }
 
-export type ObservationOutcome = 'transition' | 'same' | 'duplicate_terminal' | 'conflict' | 'stale' | 'illegal' | 'task_conflict';
+export type ObservationOutcome =
+  | 'transition'
+  | 'same'
+  | 'duplicate_terminal'
+  | 'conflict'
+  | 'stale'
+  | 'illegal'
+  | 'task_conflict'
+  | 'task_type_conflict'
+  | 'result_invalid';
 
 /** Stalled operations are still reconciled, at this fraction of the normal pace. */
 export const STALLED_SLOWDOWN = 10;
@@ -101,6 +123,13 @@ export function planObservation(
       value: 'task_conflict',
     };
   }
+  // A result that is not the task's response is not an observation to converge on: no status,
+  // no result, not even the task id it names. It is kept as a conflict for a person (and the
+  // delivery itself in webhook_deliveries), before the terminal rules, so it can neither settle
+  // an operation nor pass for a duplicate of the terminal that did.
+  if (obs.resultIssues) {
+    return { events: [resultInvalidEvent(row, { ...obs, resultIssues: obs.resultIssues })], value: 'result_invalid' };
+  }
   // A late reply still teaches us the task id and context (folded in even after a terminal webhook).
   if (obs.taskId && !row.task_id) patch.task_id = obs.taskId;
   if (obs.contextId && obs.contextId !== row.context_id) patch.context_id = obs.contextId;
@@ -133,6 +162,7 @@ export function planObservation(
         patch.reminded_at = null;
         patch.needs_input = NEEDS_INPUT_STATUSES.has(obs.status) ? 1 : 0;
         if (!NEEDS_INPUT_STATUSES.has(obs.status)) patch.input_message = null;
+        Object.assign(patch, inputColumnsOnTransition(row, obs, now));
         events.push({
           source: obs.source,
           kind: 'transition',
@@ -157,7 +187,10 @@ export function planObservation(
         events.push({ source: obs.source, kind: 'stalled', from: current, to: current, detail: { reason: patch.stalled_reason } });
       }
       // Webhooks refresh the quiet timer too: each one pushes the backup poll further out.
-      Object.assign(patch, nextCheckFor(obs.status, { ...row, ...patch }, timing, now, random, obs.source));
+      // A person's answer waiting to be sent keeps its own timer: news that the task still
+      // waits changes nothing about it (a move elsewhere does: the answer is then moot).
+      const answerPending = row.check_kind === ANSWER_CHECK && decision.kind === 'same';
+      if (!answerPending) Object.assign(patch, nextCheckFor(obs.status, { ...row, ...patch }, timing, now, random, obs.source));
       return { patch, events, value: decision.kind };
     }
   }

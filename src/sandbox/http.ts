@@ -56,8 +56,8 @@ export class McpEndpoint {
   }
 }
 
-/** Reads and parses a POST body: the value, or the HTTP answer already sent. */
-export async function readJsonRpc(req: IncomingMessage, res: ServerResponse): Promise<{ parsed: unknown } | undefined> {
+/** Reads and parses a POST body: the value and its text, or undefined when the HTTP answer was already sent. */
+export async function readJsonRpc(req: IncomingMessage, res: ServerResponse): Promise<{ parsed: unknown; raw?: string } | undefined> {
   if (req.method !== 'POST') return { parsed: undefined };
   const raw = await readBody(req);
   if (raw === undefined) {
@@ -65,7 +65,7 @@ export async function readJsonRpc(req: IncomingMessage, res: ServerResponse): Pr
     return undefined;
   }
   try {
-    return { parsed: JSON.parse(raw) as unknown };
+    return { parsed: JSON.parse(raw) as unknown, raw };
   } catch {
     sendJson(res, 400, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
     return undefined;

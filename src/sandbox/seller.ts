@@ -16,21 +16,24 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { timingSafeEqual } from 'node:crypto';
 import { createA2AHandler, type NodeHandler } from './a2a.js';
+import { GovernanceGate, type SellerGovernanceOptions } from './governance-gate.js';
 import { McpEndpoint, readJsonRpc, sendJson } from './http.js';
 import { buildAdcpServer, newUnusedStateStore, type ToolCaller } from './adcp-server.js';
 import { SellerCore, type BehindBackTask } from './core.js';
+import type { BookedMediaBuy } from './media-buy-book.js';
 import { Notifier, type DeliveryContent } from './notifications.js';
 import { mintWebhookSigningIdentity, type PublicJwks } from './signing-key.js';
 import { StatsRecorder, type SellerStats } from './stats.js';
 import { runInRequestSpan } from './request-span.js';
+import { HeldReplies } from './held-replies.js';
 import type { SandboxTask, TaskError, TaskStatus } from './tasks.js';
 import { createSdkWebhookSender, type WebhookRetryPolicy, type WebhookSender } from './webhook-sender.js';
 import { isPlainObject } from './wire.js';
-import { GovernanceGate, type SellerGovernanceOptions } from './governance-gate.js';
 
 export { SANDBOX_PRODUCTS, SANDBOX_PRODUCT_IDS, SANDBOX_PRICING_OPTION_ID } from './products.js';
 export type { SandboxProductId } from './products.js';
-export type { SellerStats, PollRecord, WebhookRecord } from './stats.js';
+export type { SellerStats, PollRecord, WebhookRecord, CreateRequestRecord, CallRecord, ContinuationRecord } from './stats.js';
+export type { BookedMediaBuy } from './media-buy-book.js';
 export type { WebhookSender, WebhookDelivery, WebhookDeliveryResult } from './webhook-sender.js';
 export type { BehindBackTask } from './core.js';
 export type { DeliveryContent } from './notifications.js';
@@ -62,6 +65,11 @@ export interface SandboxSellerOptions {
   /** Serve A2A as well. Default true. */
   a2a?: boolean;
   /**
+   * sandbox_auth_required stops asking once a call (or an A2A answer) carries
+   * `Authorization: Bearer <freshToken>`: the buyer refreshed its credentials.
+   */
+  freshToken?: string;
+  /**
    * The governance agent whose tokens this seller accepts. Buys for governed
    * accounts (account_id `gov_…`) need its governance_context (governance-gate.ts).
    */
@@ -82,6 +90,8 @@ export interface SandboxSeller {
   /** Stops listening, cancels pending task timers, waits for in-flight webhooks. */
   close(): Promise<void>;
   stats(): SellerStats;
+  /** The media buys this seller has on its book (created, and canceled ones marked so). */
+  mediaBuys(): BookedMediaBuy[];
   /** A copy of the seller's record of a task. */
   getTask(taskId: string): SandboxTask | undefined;
   /** Force a task to completed now (result defaults to a freshly built media buy). Webhook fires. */
@@ -98,6 +108,10 @@ export interface SandboxSeller {
   sendWebhook(taskId: string, content: DeliveryContent): void;
   /** Resolves when no webhook delivery (including retries) is in flight. */
   webhooksSettled(): Promise<void>;
+  /** sandbox_held_reply calls whose reply is being held now. */
+  heldReplies(): number;
+  /** Ends every held reply: sent as the real reply (default) or as an HTTP 500. Returns how many. */
+  releaseHeldReplies(as?: 'reply' | 'error'): number;
 }
 
 export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promise<SandboxSeller> {
@@ -122,6 +136,7 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
       submittedDelayMs: opts.submittedDelayMs ?? 3000,
       workingDelayMs: opts.workingDelayMs ?? 1500,
       flakyFailures: opts.flakyFailures ?? 2,
+      ...(opts.freshToken !== undefined && { freshToken: opts.freshToken }),
     },
     notifier,
     stats,
@@ -141,11 +156,12 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
     return a.length === b.length && timingSafeEqual(a, b);
   };
 
+  const held = new HeldReplies();
   const mcp = new McpEndpoint(() => buildAdcpServer(core, mcpUrl, caller, stateStore));
   let a2aHandler: NodeHandler | undefined;
 
   const server: Server = createServer((req, res) => {
-    runInRequestSpan(res, () => route(req, res)).catch((err: unknown) => {
+    runInRequestSpan(res, () => route(req, res), bearerOf(req)).catch((err: unknown) => {
       if (!res.headersSent) sendJson(res, 500, { error: 'internal error', detail: String(err) });
       else res.end();
     });
@@ -174,17 +190,27 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
   async function handleMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readJsonRpc(req, res);
     if (!body) return;
-    const args = createMediaBuyArgs(body.parsed);
-    if (args) {
+    const { parsed, raw } = body;
+    const args = createMediaBuyArgs(parsed);
+    if (args && raw !== undefined) {
       const fault = core.httpFaultFor(args);
+      if (typeof args.idempotency_key === 'string') stats.createRequest(args.idempotency_key, raw, args, fault === 'hold-reply');
       if (fault === 'fail-500') return sendJson(res, 500, { error: 'sandbox: injected server error' });
+      if (fault === 'hold-reply') {
+        // The buy happens now; the caller waits until a test releases the reply.
+        const result = await core.createMediaBuy(args, caller.principal);
+        const how = await held.hold(res);
+        if (how === 'gone') return;
+        if (how === 'error') return sendJson(res, 500, { error: 'sandbox: held reply released as an error' });
+        return sendJson(res, 200, { jsonrpc: '2.0', id: (parsed as { id?: unknown }).id ?? null, result });
+      }
       if (fault === 'lost-reply') {
         // The buy really happens; only the reply is lost.
         await core.createMediaBuy(args, caller.principal);
         return sendJson(res, 500, { error: 'sandbox: reply lost after execution' });
       }
     }
-    await mcp.handle(req, res, body.parsed);
+    await mcp.handle(req, res, parsed);
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -198,7 +224,11 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
   origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   mcpUrl = `${origin}/mcp`;
   a2aUrl = opts.a2a === false ? undefined : `${origin}/a2a`;
-  if (a2aUrl) a2aHandler = await createA2AHandler(buildAdcpServer(core, mcpUrl, caller, stateStore), a2aUrl);
+  if (a2aUrl) {
+    a2aHandler = await createA2AHandler(buildAdcpServer(core, mcpUrl, caller, stateStore), core, a2aUrl, {
+      submittedDelayMs: opts.submittedDelayMs ?? 3000,
+    });
+  }
 
   let closed: Promise<void> | undefined;
   return {
@@ -218,6 +248,7 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
       return closed;
     },
     stats: () => core.stats.snapshot({ tasks: core.tasks.size, jwks: identity.jwks, governanceRefusals: structuredClone(gate.refusals) }),
+    mediaBuys: () => core.getMediaBuys({}).structuredContent.media_buys as BookedMediaBuy[],
     getTask: (taskId) => {
       const t = core.tasks.get(taskId);
       return t && structuredClone(t);
@@ -227,6 +258,8 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
     createTaskBehindBuyersBack: (o) => core.createTaskBehindBuyersBack(o),
     sendWebhook: (taskId, content) => core.sendWebhook(taskId, content),
     webhooksSettled: () => notifier.drain(),
+    heldReplies: () => held.size,
+    releaseHeldReplies: (as = 'reply') => held.release(as),
   };
 }
 
@@ -235,6 +268,11 @@ function createMediaBuyArgs(msg: unknown): Record<string, unknown> | undefined {
   if (!isPlainObject(msg) || msg.method !== 'tools/call' || !isPlainObject(msg.params)) return undefined;
   if (msg.params.name !== 'create_media_buy' || !isPlainObject(msg.params.arguments)) return undefined;
   return msg.params.arguments;
+}
+
+function bearerOf(req: IncomingMessage): string | undefined {
+  const m = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '');
+  return m ? m[1]!.trim() : undefined;
 }
 
 function unauthorized(res: ServerResponse): void {

@@ -15,7 +15,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { timingSafeEqual } from 'node:crypto';
-import { createA2AHandler, type NodeHandler } from '../a2a.js';
+import type { NodeHandler } from '../a2a.js';
+import { createGovernanceA2AHandler } from './a2a.js';
 import { newUnusedStateStore } from '../adcp-server.js';
 import { McpEndpoint, readJsonRpc, sendJson } from '../http.js';
 import { GovernanceCore } from './core.js';
@@ -143,11 +144,7 @@ export async function startSandboxGovernance(opts: SandboxGovernanceOptions = {}
   mcp = new McpEndpoint(() => buildGovernanceServer(ready, stateStore));
   const a2aUrl = opts.a2a === false ? undefined : `${origin}/a2a`;
   if (a2aUrl) {
-    a2aHandler = await createA2AHandler(buildGovernanceServer(ready, stateStore), a2aUrl, {
-      name: 'AdCP sandbox governance agent',
-      description: 'Sandbox campaign-governance agent: plans, intent checks with signed approvals, outcomes, audit logs.',
-      skills: GOVERNANCE_SKILLS,
-    });
+    a2aHandler = await createGovernanceA2AHandler(buildGovernanceServer(ready, stateStore), a2aUrl, GOVERNANCE_SKILLS);
   }
 
   let closed: Promise<void> | undefined;
