@@ -1,26 +1,39 @@
-/** Structured logs (pino). Anything that could carry a secret is redacted at the source. */
+/**
+ * Structured logs (pino). No code logs a secret on purpose: request bodies,
+ * tokens and keys are never passed to the logger, and what agents answer is
+ * scrubbed of the secrets we sent them (adcp/scrub-secrets.ts). The redaction
+ * below is the net under that, for the shapes a secret could take if an object
+ * carrying one were ever logged whole: headers, agent and operation rows (and
+ * their sealed columns), AdCP credential fields, configuration.
+ */
 import pino, { type Logger } from 'pino';
 
+/** Each name at the top level and one level down (`{agent: {...}}`). */
+const atTopAndNested = (names: string[]) => names.flatMap((n) => [n, `*.${n}`]);
+
+export const REDACTED_LOG_PATHS = [
+  ...['req.headers', 'headers', '*.headers'].flatMap((h) => [`${h}.authorization`, `${h}["x-adcp-auth"]`, `${h}.cookie`]),
+  ...atTopAndNested([
+    'authToken',
+    'auth_token_enc',
+    'webhook_secret_enc',
+    'webhook_token',
+    'request_body',
+    'token',
+    'apiKey',
+    'api_key',
+    'secret',
+    'secretKey',
+    'ADCP_ORCH_SECRET_KEY',
+    'ADCP_ORCH_API_KEY',
+  ]),
+  // AdCP credential fields (adcp/credential-fields.ts) up to a request nested in a log object.
+  'credentials',
+  '*.credentials',
+  '*.*.credentials',
+  '*.*.*.credentials',
+];
+
 export function createLogger(level: string, opts: { destination?: pino.DestinationStream } = {}): Logger {
-  return pino(
-    {
-      level,
-      redact: {
-        paths: [
-          'req.headers.authorization',
-          'headers.authorization',
-          '*.authToken',
-          '*.auth_token_enc',
-          '*.webhook_secret_enc',
-          '*.credentials',
-          '*.authentication.credentials',
-          '*.token',
-          'apiKey',
-          'secret',
-        ],
-        censor: '[redacted]',
-      },
-    },
-    opts.destination,
-  );
+  return pino({ level, redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' } }, opts.destination);
 }

@@ -1,4 +1,5 @@
 /** Turns stored rows into the JSON of DESIGN.md §5. Secrets never pass through here. */
+import { redactedRequest } from '../engine/sealed-request.js';
 import type { AgentRow, EventRow, OperationRow } from '../store/index.js';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -16,14 +17,6 @@ export function presentAgent(a: AgentRow) {
     webhook_signing: json(a.webhook_signing),
     created_at: iso(a.created_at),
   };
-}
-
-/** The request as sent, minus the webhook credential we minted (a secret). */
-function presentRequest(body: string) {
-  const request = JSON.parse(body);
-  const auth = request?.push_notification_config?.authentication;
-  if (auth && typeof auth === 'object' && 'credentials' in auth) auth.credentials = '[redacted]';
-  return request;
 }
 
 export function presentEvent(e: EventRow) {
@@ -47,7 +40,8 @@ export function presentOperation(o: OperationRow, events?: EventRow[]) {
     task_id: o.task_id,
     context_id: o.context_id,
     idempotency_key: o.idempotency_key,
-    request: presentRequest(o.request_body),
+    // As sent, minus every credential and the webhook URL's token.
+    request: redactedRequest(o.request_body, o.webhook_token),
     result: json(o.result),
     error: json(o.error),
     needs_input: o.needs_input === 1,

@@ -18,6 +18,7 @@ import type { Store, OperationRow, Lease, EventRow } from '../store/index.js';
 import { newOperationRow } from '../store/operation-row.js';
 import type { MutateResult, MutationPlan, NewEvent, OperationPatch } from '../store/operations-repo.js';
 import type { SecretBox } from '../store/secret-box.js';
+import { RequestSealer } from './sealed-request.js';
 import { endpointFor } from './agent-endpoints.js';
 import { lookUpMediaBuy, type LookupVerdict } from './media-buy-lookup.js';
 import type { ChangeBus } from './change-bus.js';
@@ -61,6 +62,9 @@ export interface EngineOptions extends TimingPolicy {
 const IDEMPOTENCY_KEY_RE = /^[A-Za-z0-9_.:-]{16,255}$/;
 
 export class OperationService {
+  /** Stored request bodies carry their credentials sealed (see sealed-request.ts). */
+  private readonly requests: RequestSealer;
+
   constructor(
     private readonly store: Store,
     private readonly adcp: AdcpClient,
@@ -71,7 +75,9 @@ export class OperationService {
     private readonly log: Logger,
     readonly options: EngineOptions,
     private readonly breakers: AgentBreakers,
-  ) {}
+  ) {
+    this.requests = new RequestSealer(secrets);
+  }
 
   /** Lease long enough to cover one call plus writing its outcome. */
   get leaseMs(): number {
@@ -103,7 +109,7 @@ export class OperationService {
     if (webhook.config) params.push_notification_config = webhook.config;
 
     const row = newOperationRow(
-      { id, tenant_id: input.tenantId, agent_id: agent.id, type: input.task, idempotency_key: idempotencyKey, request_body: JSON.stringify(params), created_at: now },
+      { id, tenant_id: input.tenantId, agent_id: agent.id, type: input.task, idempotency_key: idempotencyKey, request_body: this.requests.seal(params), created_at: now },
       {
         deadline_at: deadlineFor(input.task, now, this.options.deadlinesMs),
         status_since: now,
@@ -141,7 +147,7 @@ export class OperationService {
       throw new EngineError('idempotency_conflict', 'this idempotency_key is already in use', 409);
     }
     // Compare what the seller would compare: the request without our per-attempt parts.
-    if (existing.type !== attempted.type || requestFingerprint(JSON.parse(existing.request_body)) !== requestFingerprint(params)) {
+    if (existing.type !== attempted.type || requestFingerprint(this.requests.open(existing.request_body)) !== requestFingerprint(params)) {
       throw new EngineError('idempotency_conflict', 'this idempotency_key was used for a different request', 409);
     }
     return existing;
@@ -214,7 +220,7 @@ export class OperationService {
     if (row.type !== 'create_media_buy') return { kind: 'unavailable', reason: `no natural-key lookup for ${row.type}` };
     const agent = await this.store.agents.get(row.agent_id);
     if (!agent) return { kind: 'unavailable', reason: 'agent was removed' };
-    return lookUpMediaBuy(this.adcp, endpointFor(agent, this.secrets), JSON.parse(row.request_body), row.created_at, this.options.callTimeoutMs);
+    return lookUpMediaBuy(this.adcp, endpointFor(agent, this.secrets), this.requests.open(row.request_body), row.created_at, this.options.callTimeoutMs);
   }
 
   /** An open breaker: the work waits for the half-open probe, and the wait is not counted as an attempt. */
@@ -272,7 +278,7 @@ export class OperationService {
     let reply: TaskReply;
     try {
       reply = await this.breakers.execute(agent.id, agent.name, () =>
-        this.adcp.callTask(endpointFor(agent, this.secrets), row.type, JSON.parse(row.request_body), { timeoutMs: this.options.callTimeoutMs }),
+        this.adcp.callTask(endpointFor(agent, this.secrets), row.type, this.requests.open(row.request_body), { timeoutMs: this.options.callTimeoutMs }),
       );
     } catch (err) {
       if (err instanceof BrokenCircuitError) {
@@ -502,6 +508,11 @@ export class OperationService {
     if (mode === 'none') return none;
     if (!publicUrl) throw new EngineError('webhook_unavailable', 'webhooks need ADCP_ORCH_PUBLIC_URL to be set', 400);
     if (!acceptsPushNotifications(task)) return none;
+    // The token only names the operation a delivery is for; it authenticates nothing: every
+    // delivery must also pass its mode's check (the seller's RFC 9421 key, or the sealed
+    // HMAC/Bearer secret), and `none` registers no URL (the receiver answers 404). So it is
+    // stored as is, not hashed: it is also in the URL the stored request sends the seller,
+    // and a database reader gains no way to forge a delivery. It is kept out of logs and answers.
     const token = randomBytes(24).toString('base64url');
     const config: Record<string, unknown> = { url: `${publicUrl}/webhooks/adcp/${token}`, operation_id: operationId };
     let secretSealed: string | null = null;

@@ -59,6 +59,12 @@ export interface SandboxSellerOptions {
   flakyFailures?: number;
   /** Serve A2A as well. Default true. */
   a2a?: boolean;
+  /**
+   * Sees the raw body of every MCP POST before it is handled, so a test can compare
+   * the exact bytes a buyer sent. A promise holds the request until it settles (a
+   * test stages a buyer crash mid-call); 'drop' then closes the connection unanswered.
+   */
+  onMcpRequest?: (rawBody: string) => void | 'drop' | Promise<void | 'drop'>;
 }
 
 export interface SandboxSeller {
@@ -169,6 +175,10 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
     if (req.method === 'POST') {
       const raw = await readBody(req);
       if (raw === undefined) return sendJson(res, 413, { error: 'body too large' });
+      if (opts.onMcpRequest && (await opts.onMcpRequest(raw)) === 'drop') {
+        res.destroy();
+        return;
+      }
       try {
         parsed = JSON.parse(raw);
       } catch {

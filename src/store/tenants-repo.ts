@@ -15,6 +15,16 @@ export function newApiKey(): string {
   return `aok_${randomBytes(32).toString('base64url')}`;
 }
 
+/**
+ * What is kept in clear to tell keys apart: the first 8 characters of a key we
+ * minted (4 of its 43 random ones; the rest stays unguessable), nothing of a key
+ * the operator chose (ADCP_ORCH_API_KEY may be as short as 16 characters, and 8
+ * of them would be half of it).
+ */
+export function apiKeyLabel(key: string): string {
+  return /^aok_[A-Za-z0-9_-]{43}$/.test(key) ? key.slice(0, 8) : '';
+}
+
 export class TenantsRepo {
   constructor(private readonly db: Db) {}
 
@@ -35,7 +45,7 @@ export class TenantsRepo {
   async createApiKey(tenantId: string, key = newApiKey(), now = Date.now()): Promise<string> {
     await this.db.kysely
       .insertInto('api_keys')
-      .values({ id: randomUUID(), tenant_id: tenantId, key_hash: hashApiKey(key), prefix: key.slice(0, 8), created_at: now })
+      .values({ id: randomUUID(), tenant_id: tenantId, key_hash: hashApiKey(key), prefix: apiKeyLabel(key), created_at: now })
       .onConflict((oc) => oc.column('key_hash').doNothing())
       .execute();
     return key;

@@ -1,0 +1,44 @@
+/**
+ * Which fields of an AdCP request carry a credential. In the 3.0 request schemas
+ * every secret sits under one of two names: `credentials` (the HMAC or Bearer
+ * secret of `push_notification_config`, `reporting_webhook`, `artifact_webhook`,
+ * a governance agent's `authentication`, an asset's service-account object) and
+ * `token` (a reporting webhook's validation token, an asset's OAuth bearer token).
+ *
+ * The rule is by name at any depth, not by schema path: a new task or an
+ * extension that nests one of them elsewhere is covered without a code change,
+ * and a false positive (a harmless field called `token`) only costs it being
+ * stored encrypted and shown as "[redacted]".
+ */
+import { isJsonObject } from './json.js';
+
+const CREDENTIAL_FIELDS: ReadonlySet<string> = new Set(['credentials', 'token']);
+
+/** Shorter values are not scrubbed from agents' replies: replacing "" or "x" everywhere would garble them, and no AdCP credential is that short. */
+export const MIN_SCRUBBED_LENGTH = 8;
+
+export function isCredentialField(name: string): boolean {
+  return CREDENTIAL_FIELDS.has(name);
+}
+
+/** Every string inside a credential field of `value` (a credential may itself be an object, e.g. service-account keys). */
+export function credentialValues(value: unknown): string[] {
+  const out: string[] = [];
+  const collectAll = (v: unknown): void => {
+    if (typeof v === 'string') {
+      if (v.length >= MIN_SCRUBBED_LENGTH) out.push(v);
+    } else if (Array.isArray(v)) v.forEach(collectAll);
+    else if (isJsonObject(v)) Object.values(v).forEach(collectAll);
+  };
+  const walk = (v: unknown): void => {
+    if (Array.isArray(v)) v.forEach(walk);
+    else if (isJsonObject(v)) {
+      for (const [k, child] of Object.entries(v)) {
+        if (isCredentialField(k)) collectAll(child);
+        else walk(child);
+      }
+    }
+  };
+  walk(value);
+  return out;
+}

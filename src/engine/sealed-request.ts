@@ -1,0 +1,69 @@
+/**
+ * How a request is kept in `operations.request_body`: as the JSON that is sent,
+ * except that the value of every credential field (see adcp/credential-fields.ts:
+ * our per-operation HMAC/Bearer webhook secret, and any credential the caller put
+ * in, e.g. a reporting webhook's) is replaced, where it stands, by
+ * `{"$sealed": "<AES-256-GCM ciphertext of its JSON>"}`.
+ *
+ * Why seal the credentials in place and not encrypt the whole body: the body is
+ * read for much more than sending it. The API shows it, the idempotency check
+ * compares it, the natural-key lookup reads the account, flight and packages,
+ * operators query it with SQL, and benchmarks seed it; all of that needs no
+ * secret and keeps working on readable JSON without the key, while only the
+ * bytes that are secret become ciphertext. And because a sealed value stands
+ * exactly where the credential stood, opening it rebuilds an object with the
+ * same keys in the same order, so `JSON.stringify` of the opened request, which
+ * is what goes on the wire, is byte for byte the first send's: a resend after
+ * a crash is identical, as the seller's idempotency check needs.
+ *
+ * At a credential field a stored value is always sealed (sealing does not look
+ * at the value), so a caller's own `{"$sealed": …}` there cannot be mistaken for
+ * ours; elsewhere `$sealed` means nothing. A credential found in clear (a row
+ * stored before this existed) is sent as it is.
+ */
+import { isCredentialField } from '../adcp/credential-fields.js';
+import { REDACTED } from '../adcp/scrub-secrets.js';
+import type { SecretBox } from '../store/secret-box.js';
+
+const SEALED = '$sealed';
+
+interface SealedValue {
+  [SEALED]: string;
+}
+
+function isSealedValue(v: unknown): v is SealedValue {
+  return (
+    typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 1 && typeof (v as Record<string, unknown>)[SEALED] === 'string'
+  );
+}
+
+export class RequestSealer {
+  constructor(private readonly box: SecretBox) {}
+
+  /** The text to store: the request as it will be sent, its credentials sealed. */
+  seal(request: Record<string, unknown>): string {
+    return JSON.stringify(request, (key, value: unknown) => {
+      if (key === '' || !isCredentialField(key)) return value;
+      const text = JSON.stringify(value);
+      return text === undefined ? value : ({ [SEALED]: this.box.seal(text) } satisfies SealedValue);
+    });
+  }
+
+  /** The request to send, credentials opened in place. Throws if a sealed value does not open under our key. */
+  open(stored: string): Record<string, unknown> {
+    return JSON.parse(stored, (key, value: unknown) => (isCredentialField(key) && isSealedValue(value) ? JSON.parse(this.box.open(value[SEALED])) : value));
+  }
+}
+
+/**
+ * The stored request as the API shows it: every credential field "[redacted]",
+ * sealed or not, and the webhook URL's path token hidden (only the seller needs
+ * that URL). Needs no key.
+ */
+export function redactedRequest(stored: string, webhookToken: string | null): unknown {
+  return JSON.parse(stored, (key, value: unknown) => {
+    if (isCredentialField(key)) return REDACTED;
+    if (webhookToken && typeof value === 'string' && value.includes(webhookToken)) return value.split(webhookToken).join(REDACTED);
+    return value;
+  });
+}

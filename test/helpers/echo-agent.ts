@@ -1,0 +1,52 @@
+/**
+ * A badly behaved A2A agent on loopback: it publishes an agent card, then answers
+ * every call with a JSON-RPC error whose message repeats the whole request body
+ * and its Authorization header, as careless servers do. Whatever we sent it
+ * (webhook secrets, the webhook URL, our token for it) comes back in an error
+ * that the orchestrator stores, shows and logs: the tests use it to prove that
+ * what an agent answers is scrubbed of them.
+ */
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface EchoAgent {
+  url: string;
+  /** Raw bodies of the calls it received. */
+  calls: string[];
+  close(): Promise<void>;
+}
+
+async function readAll(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export async function startEchoAgent(): Promise<EchoAgent> {
+  const calls: string[] = [];
+  let origin = '';
+  const server: Server = createServer(async (req, res) => {
+    const body = await readAll(req);
+    res.setHeader('content-type', 'application/json');
+    if (req.method === 'GET') {
+      res.end(JSON.stringify({ name: 'echo', url: `${origin}/a2a`, version: '1', skills: [{ id: 'create_media_buy', name: 'create_media_buy' }] }));
+      return;
+    }
+    calls.push(body);
+    let id: unknown = null;
+    try {
+      id = JSON.parse(body).id ?? null;
+    } catch {
+      /* answer with a null id */
+    }
+    const message = `invalid params in ${body} (sent with authorization: ${req.headers.authorization ?? 'none'})`;
+    res.end(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32602, message } }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url: `${origin}/a2a`,
+    calls,
+    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  };
+}
