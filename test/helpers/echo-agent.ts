@@ -1,7 +1,9 @@
 /**
  * A badly behaved A2A agent on loopback: it publishes an agent card, then answers
- * every call with a JSON-RPC error whose message repeats the whole request body
- * and its Authorization header, as careless servers do. Whatever we sent it
+ * every call with an error that repeats the whole request body and its
+ * Authorization header, as careless servers do: at `url` a JSON-RPC error (a
+ * refusal, so the operation fails), at `busyUrl` an HTTP 503 with an AdCP
+ * transient error (so the send is retried, and logged). Whatever we sent it
  * (webhook secrets, the webhook URL, our token for it) comes back in an error
  * that the orchestrator stores, shows and logs: the tests use it to prove that
  * what an agent answers is scrubbed of them.
@@ -11,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 
 export interface EchoAgent {
   url: string;
+  busyUrl: string;
   /** Raw bodies of the calls it received. */
   calls: string[];
   close(): Promise<void>;
@@ -27,25 +30,33 @@ export async function startEchoAgent(): Promise<EchoAgent> {
   let origin = '';
   const server: Server = createServer(async (req, res) => {
     const body = await readAll(req);
+    // Each endpoint's card (under it) names the endpoint itself.
+    const endpoint = `/${new URL(req.url ?? '/', origin).pathname.split('/')[1]}`;
     res.setHeader('content-type', 'application/json');
     if (req.method === 'GET') {
-      res.end(JSON.stringify({ name: 'echo', url: `${origin}/a2a`, version: '1', skills: [{ id: 'create_media_buy', name: 'create_media_buy' }] }));
+      res.end(JSON.stringify({ name: 'echo', url: `${origin}${endpoint}`, version: '1', skills: [{ id: 'create_media_buy', name: 'create_media_buy' }] }));
       return;
     }
     calls.push(body);
+    const message = `invalid params in ${body} (sent with authorization: ${req.headers.authorization ?? 'none'})`;
+    if (endpoint === '/busy') {
+      res.statusCode = 503;
+      res.end(JSON.stringify({ adcp_error: { code: 'SERVICE_UNAVAILABLE', recovery: 'transient', retry_after: 1, message } }));
+      return;
+    }
     let id: unknown = null;
     try {
       id = JSON.parse(body).id ?? null;
     } catch {
       /* answer with a null id */
     }
-    const message = `invalid params in ${body} (sent with authorization: ${req.headers.authorization ?? 'none'})`;
     res.end(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32602, message } }));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     url: `${origin}/a2a`,
+    busyUrl: `${origin}/busy`,
     calls,
     close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
   };
