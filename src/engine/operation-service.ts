@@ -62,7 +62,6 @@ export interface EngineOptions extends TimingPolicy {
 const IDEMPOTENCY_KEY_RE = /^[A-Za-z0-9_.:-]{16,255}$/;
 
 export class OperationService {
-  /** Stored request bodies carry their credentials sealed (see sealed-request.ts). */
   private readonly requests: RequestSealer;
 
   constructor(
@@ -508,11 +507,8 @@ export class OperationService {
     if (mode === 'none') return none;
     if (!publicUrl) throw new EngineError('webhook_unavailable', 'webhooks need ADCP_ORCH_PUBLIC_URL to be set', 400);
     if (!acceptsPushNotifications(task)) return none;
-    // The token only names the operation a delivery is for; it authenticates nothing: every
-    // delivery must also pass its mode's check (the seller's RFC 9421 key, or the sealed
-    // HMAC/Bearer secret), and `none` registers no URL (the receiver answers 404). So it is
-    // stored as is, not hashed: it is also in the URL the stored request sends the seller,
-    // and a database reader gains no way to forge a delivery. It is kept out of logs and answers.
+    // Stored as is, not hashed: it names the operation and authenticates nothing (each mode checks
+    // its own key or sealed secret; `none` gets 404), and it is in the stored request's URL anyway.
     const token = randomBytes(24).toString('base64url');
     const config: Record<string, unknown> = { url: `${publicUrl}/webhooks/adcp/${token}`, operation_id: operationId };
     let secretSealed: string | null = null;

@@ -50,6 +50,15 @@ describe.each(dialects)('store on $name', ({ make }) => {
     expect(await store.tenants.findTenantByApiKey(key + 'x')).toBeUndefined();
   });
 
+  it("keeps a label of a minted key's first characters, and nothing of an operator's own key", async () => {
+    const minted = await store.tenants.createApiKey(tenantId);
+    const chosen = await store.tenants.createApiKey(tenantId, 'operator-chosen-key-1234');
+    const rows = await store.db.kysely.selectFrom('api_keys').selectAll().execute();
+    expect(rows.find((r) => r.key_hash === hashApiKey(minted))!.prefix).toBe(minted.slice(0, 8));
+    expect(rows.find((r) => r.key_hash === hashApiKey(chosen))!.prefix).toBe('');
+    expect(await store.tenants.findTenantByApiKey(chosen)).toEqual({ id: tenantId, name: 'acme' });
+  });
+
   it('inserts an operation with its first event and reads it per tenant', async () => {
     const op = newOperation(tenantId, agentId);
     await store.operations.insert(op, { source: 'user', kind: 'created', to: 'requested' });

@@ -97,3 +97,13 @@ describe('stored requests', () => {
     }
   });
 });
+
+describe('the keyed digest of API requests (Idempotency-Key)', () => {
+  it('is stable under one key, differs under another, and is not the bare SHA-256', async () => {
+    const { createHash } = await import('node:crypto');
+    const text = 'POST /v1/agents\n{}\n{"auth":{"scheme":"bearer","token":"guessable"}}';
+    expect(box.digest(text)).toBe(box.digest(text));
+    expect(box.digest(text)).not.toBe(new SecretBox('another-secret-key-0123456789').digest(text));
+    expect(box.digest(text)).not.toBe(createHash('sha256').update(text).digest('hex'));
+  });
+});
