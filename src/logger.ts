@@ -34,6 +34,11 @@ export const REDACTED_LOG_PATHS = [
   '*.*.*.credentials',
 ];
 
+/** A request as logged: never its headers, and a webhook URL without its token (only the seller may know it). */
+function requestForLog(req: { method?: string; url?: string; id?: unknown }) {
+  return { method: req.method, url: req.url?.replace(/(\/webhooks\/adcp\/)[^/?#]+/, '$1[redacted]'), id: req.id };
+}
+
 export function createLogger(level: string, opts: { destination?: pino.DestinationStream } = {}): Logger {
-  return pino({ level, redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' } }, opts.destination);
+  return pino({ level, redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' }, serializers: { req: requestForLog } }, opts.destination);
 }
