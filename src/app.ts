@@ -16,6 +16,7 @@ import { Metrics } from './engine/metrics.js';
 import { isAgentFailure, OperationService } from './engine/operation-service.js';
 import { AgentBreakers } from './engine/breakers.js';
 import { Scheduler } from './engine/scheduler.js';
+import { CancelService } from './engine/cancel-operation.js';
 import { createReconciliation } from './engine/reconcile-setup.js';
 import type { Reconciler } from './engine/reconciler.js';
 import { resolveSecretKey } from './secret-key.js';
@@ -110,6 +111,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     logger,
     isReady: () => ready,
     reconciler: reconciliation.reconciler,
+    cancel: new CancelService(store, operations, bus, metrics, clock),
     plugins: [webhookRoutes(receiver, config.ADCP_ORCH_PUBLIC_URL), live.routes],
   });
 

@@ -32,6 +32,8 @@ export const ConfigSchema = z.object({
   ADCP_ORCH_SECRET_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
   ADCP_ORCH_API_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** `auto`: readable lines on a terminal, JSON otherwise; `json` or `pretty` to force one. */
+  LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
   ADCP_ORCH_POLL_INTERVAL_MS: intMs(30_000),
   ADCP_ORCH_BACKUP_POLL_AFTER_MS: intMs(120_000),
   /** Periodic reconciliation with each seller (and once shortly after start); 0 turns both off. */

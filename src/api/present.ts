@@ -28,6 +28,7 @@ export function presentEvent(e: EventRow) {
     from: e.from_status,
     to: e.to_status,
     detail: json(e.detail),
+    actor: e.actor,
   };
 }
 

@@ -7,10 +7,13 @@ import type { Metrics } from '../engine/metrics.js';
 import type { OperationService } from '../engine/operation-service.js';
 import type { Store } from '../store/index.js';
 import type { SecretBox } from '../store/secret-box.js';
+import { hasRoleCheck } from './auth.js';
 import { installErrorHandling } from './errors.js';
 import { agentRoutes } from './routes/agents.js';
 import { healthRoutes } from './routes/health.js';
 import { operationRoutes } from './routes/operations.js';
+import { cancelRoutes } from './routes/cancel.js';
+import type { CancelService } from '../engine/cancel-operation.js';
 import { reconcileRoutes } from './routes/reconcile.js';
 import type { Reconciler } from '../engine/reconciler.js';
 
@@ -23,6 +26,8 @@ export interface ApiDeps {
   isReady: () => boolean;
   /** Absent in route-level tests that build the API alone. */
   reconciler?: Reconciler;
+  /** Absent in route-level tests that build the API alone. */
+  cancel?: CancelService;
   /** Extra route groups (webhooks, events, UI) registered by their own modules. */
   plugins?: Array<(app: FastifyInstance) => void | Promise<void>>;
 }
@@ -48,9 +53,17 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     transform: jsonSchemaTransform,
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  // Every /v1 route states the role it needs: one registered without would let any key,
+  // however small its role, do what it does. Refuse to start rather than serve it.
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith('/v1/') && !hasRoleCheck(route.preHandler)) {
+      throw new Error(`route ${String(route.method)} ${route.url} has no requireRole preHandler`);
+    }
+  });
 
   agentRoutes(app, deps);
   operationRoutes(app, deps);
+  if (deps.cancel) cancelRoutes(app, { store: deps.store, cancel: deps.cancel });
   if (deps.reconciler) reconcileRoutes(app, { store: deps.store, reconciler: deps.reconciler });
   healthRoutes(app, deps);
   for (const plugin of deps.plugins ?? []) await plugin(app);

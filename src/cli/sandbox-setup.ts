@@ -17,11 +17,14 @@ export interface SandboxSetup {
 
 export const SANDBOX_TENANT = 'sandbox';
 export const SANDBOX_SELLER_NAME = 'sandbox-seller';
+export const SANDBOX_KEY_NAME = 'sandbox-admin';
 
 export async function setUpSandbox(app: App, config: Config, baseUrl: string): Promise<SandboxSetup> {
   const seller = await startSandboxSeller({ port: 0 });
   const tenant = await app.store.tenants.ensureTenant(SANDBOX_TENANT);
-  const apiKey = await app.store.tenants.createApiKey(tenant.id, config.ADCP_ORCH_API_KEY);
+  // An admin, so the banner's key can do everything the quick start shows; a minted key
+  // each start takes the next free name (sandbox-admin-<id>) once sandbox-admin is used.
+  const apiKey = await app.store.tenants.createApiKey(tenant.id, { key: config.ADCP_ORCH_API_KEY, name: SANDBOX_KEY_NAME, role: 'admin', ifNameTaken: 'suffix' });
   const signing = { jwks_uri: seller.jwksUrl };
   let agent = await app.store.agents.findByName(tenant.id, SANDBOX_SELLER_NAME);
   if (agent) await app.store.agents.updateEndpoint(agent.id, seller.url, signing);

@@ -45,6 +45,8 @@ export interface CreateOperationInput {
    * same operation and the seller sees the same key: never a second buy.
    */
   clientKey?: string;
+  /** Who asked for it (an API key's name), recorded on the `created` event. */
+  actor?: string;
 }
 
 export interface EngineOptions extends TimingPolicy {
@@ -129,7 +131,7 @@ export class OperationService {
     );
     let events;
     try {
-      events = await this.store.operations.insert(row, { source: 'user', kind: 'created', to: 'requested', at: now });
+      events = await this.store.operations.insert(row, { source: 'user', kind: 'created', to: 'requested', at: now, actor: input.actor });
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;
       return { row: await this.existingFor(row, params), inserted: false };

@@ -30,6 +30,8 @@ export interface ReconciliationDeps {
 export function createReconciliation(d: ReconciliationDeps): { reconciler: Reconciler; loop: ReconcileLoop } {
   const c = d.config;
   const interval = c.ADCP_ORCH_RECONCILE_INTERVAL_MS;
+  // The reconciler tells the loop about deferrals it records; the loop runs the reconciler.
+  let loop: ReconcileLoop | undefined;
   const reconciler = new Reconciler(
     d.store,
     d.adcp,
@@ -47,9 +49,11 @@ export function createReconciliation(d: ReconciliationDeps): { reconciler: Recon
       // Stalled operations untouched for two periods are polled again; otherwise the engine's slow cadence rules.
       stalledQuietMs: 2 * interval,
       maxPages: 10_000,
+      maxWaitedOnPerType: 100,
     },
     d.wake,
+    () => loop?.deferralRecorded(),
   );
-  const loop = new ReconcileLoop(d.store, reconciler, d.clock, d.logger, { instanceId: d.instanceId, intervalMs: interval });
+  loop = new ReconcileLoop(d.store, reconciler, d.bus, d.clock, d.logger, { instanceId: d.instanceId, intervalMs: interval });
   return { reconciler, loop };
 }

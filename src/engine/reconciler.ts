@@ -2,14 +2,16 @@
  * Reconciliation with a seller (PROTOCOL.md §6, steps 4–5): list every page of
  * the seller's pending tasks; adopt those we do not know; poll at once our
  * pending operations the seller no longer lists (they have most likely ended).
- * Every run leaves a stored report, logged at info.
+ * Every run leaves a stored report, logged at info. Orphans it must leave alone
+ * for now (see mayBeInFlightReply) are recorded as a deferral, with the sends
+ * they wait on, so the reconcile loop runs again once those resolve.
  */
 import type { Logger } from 'pino';
 import type { AdcpClient, ListedTask } from '../adcp/types.js';
 import { isTerminal, type AdcpTaskStatus } from '../domain/status.js';
 import type { AgentRow, Store } from '../store/index.js';
 import { isUniqueViolation } from '../store/db.js';
-import { PENDING_TASK_STATUSES } from '../store/reconcile-repo.js';
+import { PENDING_TASK_STATUSES, type WaitingOn } from '../store/reconcile-repo.js';
 import type { SecretBox } from '../store/secret-box.js';
 import { adoptedOperation } from './adopt.js';
 import { endpointFor } from './agent-endpoints.js';
@@ -23,8 +25,10 @@ export interface ReconcileReport {
   agent_id: string;
   /** Seller task ids we had no operation for, now adopted. */
   orphaned_on_server: string[];
-  /** Our pending operation ids whose task the seller no longer lists as pending. */
+  /** Seller task ids of our pending operations that the seller no longer lists as pending. */
   missing_from_server: string[];
+  /** Our operation ids of those tasks, index for index with `missing_from_server`. */
+  missing_from_server_operations: string[];
   total_pending_server: number;
   total_pending_local: number;
   started_at: string;
@@ -55,6 +59,8 @@ export interface ReconcilerOptions {
   stalledQuietMs: number;
   /** Safety stop for a seller whose cursor never ends. */
   maxPages: number;
+  /** Most unresolved sends recorded per task type for a deferral (the oldest; a re-run finds any others). */
+  maxWaitedOnPerType: number;
 }
 
 export class Reconciler {
@@ -69,6 +75,8 @@ export class Reconciler {
     readonly options: ReconcilerOptions,
     /** Called when timers were set due now (wakes the scheduler instead of waiting for its tick). */
     private readonly onDue: () => void = () => undefined,
+    /** Called after a run recorded a deferral (the reconcile loop starts watching its sends). */
+    private readonly onDeferred: (agentId: string) => void = () => undefined,
   ) {}
 
   /** Every seller agent (of one tenant, or of all); one agent failing does not stop the others. */
@@ -86,8 +94,12 @@ export class Reconciler {
     const startedAt = this.clock.now();
     const reportId = await this.store.reconcile.start(agent.tenant_id, agent.id, startedAt);
     try {
-      const report = await this.run(agent, startedAt);
+      const { report, waitingOn } = await this.run(agent, startedAt);
+      // A failed run (below) leaves any earlier deferral as it was: nothing it waits on was settled.
+      if (report.deferred_orphans.length > 0) await this.store.reconcile.recordDeferral(agent.id, waitingOn, startedAt);
+      else await this.store.reconcile.clearDeferral(agent.id, startedAt);
       await this.store.reconcile.finish(reportId, this.clock.now(), { report });
+      if (report.deferred_orphans.length > 0) this.onDeferred(agent.id);
       this.log.info({ reconcile: report }, 'reconciled with seller');
       return report;
     } catch (err) {
@@ -99,10 +111,11 @@ export class Reconciler {
     }
   }
 
-  private async run(agent: AgentRow, startedAt: number): Promise<ReconcileReport> {
+  private async run(agent: AgentRow, startedAt: number): Promise<{ report: ReconcileReport; waitingOn: WaitingOn }> {
     const serverPending = new Set<string>();
     const orphaned: string[] = [];
     const deferred: string[] = [];
+    const waitingOn: WaitingOn = {};
     await this.listAll(agent, async (tasks) => {
       const pending = tasks.filter((t) => !isTerminal(t.status) && !serverPending.has(t.taskId));
       for (const t of pending) serverPending.add(t.taskId);
@@ -112,23 +125,33 @@ export class Reconciler {
       );
       for (const task of pending) {
         if (known.has(task.taskId)) continue;
-        if (await this.mayBeInFlightReply(agent, task)) deferred.push(task.taskId);
-        else if (await this.adopt(agent, task)) orphaned.push(task.taskId);
+        const inFlight = await this.mayBeInFlightReply(agent, task);
+        if (inFlight.length === 0) {
+          if (await this.adopt(agent, task)) orphaned.push(task.taskId);
+          continue;
+        }
+        deferred.push(task.taskId);
+        // Keep the shortest list per type: the calls that may have created the earliest deferred
+        // task of that type. Once they have all resolved, that task at least can be settled.
+        const kept = waitingOn[task.taskType];
+        if (!kept || inFlight.length < kept.length) waitingOn[task.taskType] = inFlight;
       }
     });
     // Only a complete listing can tell what is missing: listAll throws before we get here otherwise.
     const { missing, totalLocal } = await this.pollMissing(agent, serverPending, startedAt);
     if (orphaned.length > 0 || missing.length > 0) this.onDue();
-    return {
+    const report: ReconcileReport = {
       agent_id: agent.id,
       orphaned_on_server: orphaned,
-      missing_from_server: missing,
+      missing_from_server: missing.map((m) => m.taskId),
+      missing_from_server_operations: missing.map((m) => m.operationId),
       total_pending_server: serverPending.size,
       total_pending_local: totalLocal,
       started_at: iso(startedAt),
       finished_at: iso(this.clock.now()),
       deferred_orphans: deferred,
     };
+    return { report, waitingOn };
   }
 
   /** Every page of the seller's pending tasks, handed to `onPage` as it arrives. */
@@ -160,11 +183,12 @@ export class Reconciler {
    * it would take the task id that reply is about to bind, so it waits while any such
    * call of that type, old enough to have created it, is unresolved. Seller and local
    * clocks differ, hence the slack; without a seller timestamp any such call counts.
+   * Returns those calls' operation ids (empty: the task is nobody's and may be adopted).
    */
-  private async mayBeInFlightReply(agent: AgentRow, task: ListedTask): Promise<boolean> {
+  private async mayBeInFlightReply(agent: AgentRow, task: ListedTask): Promise<string[]> {
     const created = task.createdAt ? Date.parse(task.createdAt) : NaN;
     const createdBy = Number.isNaN(created) ? undefined : created + this.options.clockSlackMs;
-    return this.store.reconcile.hasCallInFlight(agent.id, task.taskType, createdBy);
+    return this.store.reconcile.callsInFlight(agent.id, task.taskType, createdBy, this.options.maxWaitedOnPerType);
   }
 
   /** True when adopted; false when someone bound or adopted the task meanwhile. */
@@ -185,8 +209,12 @@ export class Reconciler {
    * Pages through our pending operations of this agent (never all at once) and sets
    * the timer of each one the seller no longer lists due now, so it is polled at once.
    */
-  private async pollMissing(agent: AgentRow, serverPending: Set<string>, startedAt: number): Promise<{ missing: string[]; totalLocal: number }> {
-    const missing: string[] = [];
+  private async pollMissing(
+    agent: AgentRow,
+    serverPending: Set<string>,
+    startedAt: number,
+  ): Promise<{ missing: Array<{ taskId: string; operationId: string }>; totalLocal: number }> {
+    const missing: Array<{ taskId: string; operationId: string }> = [];
     let totalLocal = 0;
     let afterId: string | undefined;
     for (;;) {
@@ -196,7 +224,7 @@ export class Reconciler {
       totalLocal += page.length;
       for (const op of page) {
         if (serverPending.has(op.task_id)) continue;
-        missing.push(op.id);
+        missing.push({ taskId: op.task_id, operationId: op.id });
         await this.pollNow(op.id, op.task_id);
       }
       if (page.length < this.options.localPageSize) break;

@@ -11,7 +11,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { requireApiKey, tenantOf } from '../api/auth.js';
+import { requireApiKey, requireRole, tenantOf } from '../api/auth.js';
 import { errorBody } from '../api/errors.js';
 import { presentEvent } from '../api/present.js';
 import type { Store } from '../store/index.js';
@@ -31,7 +31,7 @@ export function eventsRoutes(store: Store, feed: EventFeed, options: SseOptions 
     app.get(
       '/v1/events',
       {
-        preHandler: requireApiKey(store),
+        preHandler: [requireApiKey(store), requireRole('viewer')],
         schema: {
           description: 'Server-Sent Events of the tenant’s operation events; resumable with Last-Event-ID or ?after=<event id>',
           querystring: z.object({ after: z.string().max(20).optional() }),

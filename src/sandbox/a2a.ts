@@ -30,6 +30,7 @@ const SKILLS: Array<[string, string]> = [
   ['get_adcp_capabilities', 'AdCP capabilities of this seller.'],
   ['get_products', 'The sandbox catalogue; each product id selects a create_media_buy behaviour.'],
   ['create_media_buy', 'Create a media buy; behaviour chosen by packages[0].product_id.'],
+  ['update_media_buy', 'Cancel a media buy this seller created: {media_buy_id, canceled: true, cancellation_reason?}.'],
   ['tasks/get', 'Poll a task by AdCP task_id.'],
   ['tasks_get', 'Alias of tasks/get.'],
   ['get_task_status', 'Alias of tasks/get (3.1 name).'],

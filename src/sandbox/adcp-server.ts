@@ -6,6 +6,7 @@
  * behaviour *is* the point of the sandbox are registered as custom tools and
  * answered by SellerCore, which owns idempotency and task state:
  *   create_media_buy
+ *   update_media_buy                          (cancellation only)
  *   tasks/get, tasks_get, get_task_status     (same handler; 3.0 and 3.1 names)
  *   tasks/list, list_tasks                    (same handler)
  *   sandbox_respond                           (answers input-required / auth-required)
@@ -98,6 +99,11 @@ export function buildAdcpServer(
           'Requires idempotency_key, account, brand, start_time, end_time, packages[].',
         inputSchema: openInput,
         handler: async (args: Args) => core.createMediaBuy(args, caller.principal),
+      },
+      update_media_buy: {
+        description: 'Update a media buy this seller created. The sandbox supports cancellation only: {idempotency_key, account, media_buy_id, canceled: true, cancellation_reason?}.',
+        inputSchema: openInput,
+        handler: async (args: Args) => core.updateMediaBuy(args, caller.principal),
       },
       get_media_buys: {
         description: 'Media buys this seller created, filtered by account and media_buy_ids.',

@@ -12,6 +12,7 @@ import {
 } from './behaviours.js';
 import { IDEMPOTENCY_KEY_PATTERN, IdempotencyLedger } from './idempotency.js';
 import { MediaBuyBook } from './media-buy-book.js';
+import { updateMediaBuy } from './update-media-buy.js';
 import type { DeliveryContent, Notifier } from './notifications.js';
 import { findSandboxProduct, type SandboxBehaviour } from './products.js';
 import type { StatsRecorder } from './stats.js';
@@ -162,6 +163,11 @@ export class SellerCore {
           extra: { status: 'failed', ...echo },
         });
     }
+  }
+
+  /** `update_media_buy`: only cancellation (src/sandbox/update-media-buy.ts). */
+  updateMediaBuy(args: Record<string, unknown>, principal: string): Promise<ToolResult> {
+    return updateMediaBuy(this.book, this.ledger, args, principal);
   }
 
   /** `get_media_buys`: the buys this seller created for the account (no pagination: a sandbox holds few). */

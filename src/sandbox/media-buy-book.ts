@@ -15,6 +15,8 @@ export interface BookedMediaBuy {
   end_time?: unknown;
   packages: unknown[];
   created_at: string;
+  canceled_at?: string;
+  cancellation_reason?: string;
 }
 
 export class MediaBuyBook {
@@ -34,6 +36,19 @@ export class MediaBuyBook {
       packages,
       created_at: new Date().toISOString(),
     });
+  }
+
+  find(mediaBuyId: string): BookedMediaBuy | undefined {
+    return this.buys.find((b) => b.media_buy_id === mediaBuyId);
+  }
+
+  /** Canceled stays in the book (a real seller keeps the record), with when and why. */
+  cancel(mediaBuyId: string, reason?: string): void {
+    const buy = this.find(mediaBuyId);
+    if (!buy) return;
+    buy.status = 'canceled';
+    buy.canceled_at = new Date().toISOString();
+    if (reason !== undefined) buy.cancellation_reason = reason;
   }
 
   /** Buys of the account in the request (by account_id, or all when none is given), optionally by id. */

@@ -20,6 +20,7 @@ import type { AdcpServer } from '@adcp/sdk/server';
 import { createA2AHandler, type NodeHandler } from './a2a.js';
 import { buildAdcpServer, newUnusedStateStore, type ToolCaller } from './adcp-server.js';
 import { SellerCore, type BehindBackTask } from './core.js';
+import type { BookedMediaBuy } from './media-buy-book.js';
 import { Notifier, type DeliveryContent } from './notifications.js';
 import { mintWebhookSigningIdentity, type PublicJwks } from './signing-key.js';
 import { StatsRecorder, type SellerStats } from './stats.js';
@@ -81,6 +82,8 @@ export interface SandboxSeller {
   /** Stops listening, cancels pending task timers, waits for in-flight webhooks. */
   close(): Promise<void>;
   stats(): SellerStats;
+  /** The media buys this seller has on its book (created, and canceled ones marked so). */
+  mediaBuys(): BookedMediaBuy[];
   /** A copy of the seller's record of a task. */
   getTask(taskId: string): SandboxTask | undefined;
   /** Force a task to completed now (result defaults to a freshly built media buy). Webhook fires. */
@@ -245,6 +248,7 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
       return closed;
     },
     stats: () => core.stats.snapshot({ tasks: core.tasks.size, jwks: identity.jwks }),
+    mediaBuys: () => core.getMediaBuys({}).structuredContent.media_buys as BookedMediaBuy[],
     getTask: (taskId) => {
       const t = core.tasks.get(taskId);
       return t && structuredClone(t);

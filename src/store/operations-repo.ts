@@ -25,6 +25,8 @@ export interface NewEvent {
   to?: string | null;
   detail?: unknown;
   at?: number;
+  /** The key name of the person who caused it (see actorOf in src/api/auth.ts). */
+  actor?: string;
 }
 
 export interface EventRow {
@@ -37,6 +39,7 @@ export interface EventRow {
   from_status: string | null;
   to_status: string | null;
   detail: string | null;
+  actor: string | null;
 }
 
 export interface Lease {
@@ -111,6 +114,11 @@ export class OperationsRepo {
 
   async events(operationId: string): Promise<EventRow[]> {
     return this.db.kysely.selectFrom('operation_events').selectAll().where('operation_id', '=', operationId).orderBy('id').execute();
+  }
+
+  /** Operations started on behalf of this one (corrections, cancels, governed steps), oldest first. */
+  async childrenOf(parentId: string): Promise<OperationRow[]> {
+    return this.db.kysely.selectFrom('operations').selectAll().where('parent_id', '=', parentId).orderBy('created_at').orderBy('id').execute();
   }
 
   /** Events of a tenant after a given id, oldest first (SSE resume). */
@@ -285,17 +293,18 @@ export class OperationsRepo {
       from_status: e.from ?? null,
       to_status: e.to ?? null,
       detail: e.detail === undefined ? null : JSON.stringify(e.detail),
+      actor: e.actor ?? null,
     }));
     if (values.length !== 1) return trx.insertInto('operation_events').values(values).returningAll().execute();
     const v = values[0]!;
     const { rows } = await this.compiled.execute(
       trx,
       'insertEvent',
-      [v.operation_id, v.tenant_id, v.at, v.source, v.kind, v.from_status, v.to_status, v.detail],
+      [v.operation_id, v.tenant_id, v.at, v.source, v.kind, v.from_status, v.to_status, v.detail, v.actor],
       (p) =>
         trx
           .insertInto('operation_events')
-          .values({ operation_id: p[0], tenant_id: p[1], at: p[2], source: p[3], kind: p[4], from_status: p[5], to_status: p[6], detail: p[7] })
+          .values({ operation_id: p[0], tenant_id: p[1], at: p[2], source: p[3], kind: p[4], from_status: p[5], to_status: p[6], detail: p[7], actor: p[8] })
           .returningAll(),
     );
     return rows as EventRow[];

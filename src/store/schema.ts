@@ -19,6 +19,10 @@ export interface ApiKeysTable {
   key_hash: string;
   /** The first characters, to tell keys apart in listings. */
   prefix: string;
+  /** Unique in its tenant: the actor recorded in the events the key causes. */
+  name: string;
+  /** viewer | operator | approver | admin (src/domain/roles.ts). */
+  role: string;
   created_at: number;
 }
 
@@ -88,6 +92,8 @@ export interface OperationEventsTable {
   from_status: string | null;
   to_status: string | null;
   detail: string | null;
+  /** The name of the key whose request caused the event; null when no person did. */
+  actor: string | null;
 }
 
 export interface ApiIdempotencyTable {
@@ -130,6 +136,7 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   reconcile_reports: ReconcileReportsTable;
   job_leases: JobLeasesTable;
+  reconcile_deferrals: ReconcileDeferralsTable;
 }
 
 export interface ReconcileReportsTable {
@@ -150,4 +157,13 @@ export interface JobLeasesTable {
   name: string;
   owner: string;
   lease_until: number;
+}
+
+/** Orphans a reconcile run left alone while sends that may bind them were unresolved: run again once they resolve. */
+export interface ReconcileDeferralsTable {
+  agent_id: string;
+  /** JSON {task type: [operation ids]}. */
+  waiting_on: string;
+  /** Start of the run that deferred. */
+  deferred_at: number;
 }

@@ -5,6 +5,7 @@
  * periodic run is shared between instances on one database.
  */
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -12,6 +13,9 @@ import { startSandboxSeller, type SandboxSeller } from '../../src/sandbox/seller
 import { eventually, startOrchestrator, waitForStatus, type TestOrchestrator } from '../helpers/orchestrator.js';
 import { mediaBuyRequest } from '../helpers/media-buy.js';
 import { adoptedOperation } from '../../src/engine/adopt.js';
+import { openStore } from '../../src/store/index.js';
+import { newOperationRow } from '../../src/store/operation-row.js';
+import type { TestDatabase } from '../helpers/databases.js';
 
 const BIN = fileURLToPath(new URL('../../bin/adcp-orchestrator.js', import.meta.url));
 
@@ -87,33 +91,63 @@ describe('reconcile on demand', () => {
     }
   });
 
-  it('finds an operation we lost track of and polls it at once', async () => {
-    const created = await orch.api('POST', '/v1/media-buys', { agent_id: agentId, request: mediaBuyRequest('sandbox_submitted'), webhook: 'none' });
-    expect(created.status).toBe(202);
-    expect(created.body.status).toBe('submitted');
-    const op = created.body;
+  it('finds operations we lost track of, reports their task ids with our operation ids beside them, and polls them at once', async () => {
+    const ops: any[] = [];
+    for (let i = 0; i < 2; i++) {
+      const created = await orch.api('POST', '/v1/media-buys', { agent_id: agentId, request: mediaBuyRequest('sandbox_submitted'), webhook: 'none' });
+      expect(created.status).toBe(202);
+      expect(created.body.status).toBe('submitted');
+      ops.push(created.body);
+    }
 
     // Lose track: the timer row is gone (retried until no poll in flight puts it back).
     const db = orch.app.store.db.kysely;
-    await eventually(async () => {
-      await db.updateTable('operations').set({ next_check_at: null }).where('id', '=', op.id).where('lease_until', 'is', null).execute();
-      await new Promise((r) => setTimeout(r, 300));
-      const row = await orch.app.store.operations.get(op.id);
-      return row?.next_check_at === null && row.lease_until === null ? true : undefined;
-    });
-    seller.completeTask(op.task_id);
-    const pollsBefore = seller.stats().pollsByTask[op.task_id] ?? 0;
+    for (const op of ops) {
+      await eventually(async () => {
+        await db.updateTable('operations').set({ next_check_at: null }).where('id', '=', op.id).where('lease_until', 'is', null).execute();
+        await new Promise((r) => setTimeout(r, 300));
+        const row = await orch.app.store.operations.get(op.id);
+        return row?.next_check_at === null && row.lease_until === null ? true : undefined;
+      });
+    }
+    for (const op of ops) seller.completeTask(op.task_id);
+    const pollsBefore = ops.map((op) => seller.stats().pollsByTask[op.task_id] ?? 0);
     await new Promise((r) => setTimeout(r, 600));
-    expect((await orch.api('GET', `/v1/operations/${op.id}`)).body.status).toBe('submitted');
-    expect(seller.stats().pollsByTask[op.task_id] ?? 0).toBe(pollsBefore);
+    for (const [i, op] of ops.entries()) {
+      expect((await orch.api('GET', `/v1/operations/${op.id}`)).body.status).toBe('submitted');
+      expect(seller.stats().pollsByTask[op.task_id] ?? 0).toBe(pollsBefore[i]);
+    }
 
     const report = (await reconcile({ agent_id: agentId })).body.reports[0];
-    expect(report.missing_from_server).toEqual([op.id]);
+    // The seller's task ids, as in PROTOCOL.md §6; our operation ids index for index beside them.
+    expect([...report.missing_from_server].sort()).toEqual(ops.map((op) => op.task_id).sort());
+    expect(report.missing_from_server_operations).toHaveLength(2);
+    for (const [i, taskId] of report.missing_from_server.entries()) {
+      expect(report.missing_from_server_operations[i]).toBe(ops.find((op) => op.task_id === taskId).id);
+    }
     expect(report.orphaned_on_server).toEqual([]);
-    const done = await waitForStatus(orch, op.id, ['completed'], 5_000);
-    const kinds = done.events.map((e: any) => `${e.source}:${e.kind}`);
-    expect(kinds).toContain('reconcile:missing_from_server');
-    expect(done.events.at(-1)).toMatchObject({ source: 'poll', to: 'completed' });
+    for (const op of ops) {
+      const done = await waitForStatus(orch, op.id, ['completed'], 5_000);
+      const missingEvent = done.events.find((e: any) => e.source === 'reconcile' && e.kind === 'missing_from_server');
+      expect(missingEvent.detail).toEqual({ task_id: op.task_id });
+      expect(done.events.at(-1)).toMatchObject({ source: 'poll', to: 'completed' });
+    }
+    // The stored report is the one returned.
+    const [stored] = await orch.app.store.reconcile.listForAgent(agentId);
+    expect(JSON.parse(stored!.report!)).toEqual(report);
+  });
+
+  it('documents the report in OpenAPI: missing_from_server holds task ids, missing_from_server_operations our ids', async () => {
+    const spec = (await orch.api('GET', '/openapi.json')).body;
+    const schema = spec.paths['/v1/reconcile'].post.responses['200'].content['application/json'].schema;
+    const variants = schema.properties.reports.items.anyOf;
+    const report = variants.find((v: any) => v.properties.missing_from_server);
+    expect(report.properties.missing_from_server).toMatchObject({ type: 'array', items: { type: 'string' } });
+    expect(report.properties.missing_from_server.description).toMatch(/task ids/);
+    expect(report.properties.missing_from_server_operations).toMatchObject({ type: 'array', items: { type: 'string' } });
+    expect(report.properties.missing_from_server_operations.description).toMatch(/operation ids/);
+    expect(report.required).toEqual(expect.arrayContaining(['missing_from_server', 'missing_from_server_operations', 'orphaned_on_server', 'deferred_orphans']));
+    expect(variants.find((v: any) => v.properties.error)).toBeDefined();
   });
 
   it('leaves alone a task that may be the reply of one of our calls still unresolved, adopting it once that call is settled', async () => {
@@ -129,12 +163,15 @@ describe('reconcile on demand', () => {
     expect(first.deferred_orphans).toEqual([taskId]);
     expect(first.orphaned_on_server).toEqual([]);
     expect(await orch.app.store.operations.findByTask(agentId, taskId)).toBeUndefined();
+    // Recorded, with the send it waits on, for a follow-up run.
+    expect((await orch.app.store.reconcile.deferral(agentId))?.waiting_on).toEqual({ create_media_buy: [calling.id] });
 
     // That call ended without a task id: the task is nobody's, so it is adopted.
     await orch.app.store.db.kysely.updateTable('operations').set({ status: 'failed' }).where('id', '=', calling.id).execute();
     const second = (await reconcile({ agent_id: agentId })).body.reports[0];
     expect(second.orphaned_on_server).toEqual([taskId]);
     expect(second.deferred_orphans).toEqual([]);
+    expect(await orch.app.store.reconcile.deferral(agentId)).toBeUndefined();
     seller.completeTask(taskId);
     const adopted = (await orch.app.store.operations.findByTask(agentId, taskId))!;
     await waitForStatus(orch, adopted.id, ['completed']);
@@ -145,7 +182,7 @@ describe('reconcile on demand', () => {
     expect(res.status).toBe(200);
     expect(res.body.reports).toHaveLength(1);
     const report = res.body.reports[0];
-    expect(report).toMatchObject({ agent_id: agentId, orphaned_on_server: [], missing_from_server: [] });
+    expect(report).toMatchObject({ agent_id: agentId, orphaned_on_server: [], missing_from_server: [], missing_from_server_operations: [] });
     expect(Date.parse(report.finished_at)).toBeGreaterThanOrEqual(Date.parse(report.started_at));
 
     const stored = await orch.app.store.reconcile.listForAgent(agentId);
@@ -199,6 +236,128 @@ describe('reconcile on demand', () => {
     const reports = JSON.parse(stdout);
     expect(reports).toHaveLength(1);
     expect(reports[0]).toMatchObject({ agent_id: agentId, orphaned_on_server: [], missing_from_server: [] });
+  });
+});
+
+/**
+ * One of our sends to the agent, unresolved: sent, its reply lost, awaiting its resend (same key,
+ * same bytes) on a timer `resendInMs` away. A task the seller lists may be that send's reply.
+ */
+async function insertUnresolvedSend(orch: TestOrchestrator, agentId: string, resendInMs: number) {
+  const agent = (await orch.app.store.agents.get(agentId))!;
+  const now = Date.now();
+  const key = randomUUID();
+  const row = newOperationRow(
+    {
+      id: randomUUID(),
+      tenant_id: agent.tenant_id,
+      agent_id: agent.id,
+      type: 'create_media_buy',
+      idempotency_key: key,
+      request_body: JSON.stringify({ ...mediaBuyRequest('sandbox_submitted'), idempotency_key: key }),
+      created_at: now - 1000,
+    },
+    { status: 'calling_adcp', next_check_at: now + resendInMs, check_kind: 'send', attempt: 1 },
+  );
+  await orch.app.store.operations.insert(row, { source: 'call', kind: 'transition', from: 'requested', to: 'calling_adcp' });
+  return row;
+}
+
+describe('deferred orphans are followed up by themselves', () => {
+  let seller: SandboxSeller;
+  let database: TestDatabase;
+  let orch: TestOrchestrator | undefined;
+  let agentId: string;
+  const LONG_INTERVAL = { ADCP_ORCH_RECONCILE_INTERVAL_MS: '900000' };
+
+  beforeAll(async () => {
+    seller = await startSandboxSeller({ submittedDelayMs: 600_000, workingDelayMs: 600_000 });
+    // Register the agent first, so the start-up run of the instance under test (0–5 s after its
+    // start) includes it and can be waited for: later, only a follow-up can reconcile this agent.
+    const setup = await startOrchestrator({ keepDatabase: true });
+    database = setup.database;
+    agentId = await setup.registerAgent({ url: seller.url });
+    await setup.close();
+    orch = await startOrchestrator({ env: LONG_INTERVAL, database, keepDatabase: true });
+    await eventually(async () => ((await orch!.app.store.reconcile.listForAgent(agentId)).some((r) => r.finished_at !== null) ? true : undefined), 15_000);
+  });
+  afterAll(async () => {
+    await orch?.close();
+    await database?.drop();
+    await seller?.close();
+  });
+
+  const storedReports = async (o: TestOrchestrator) =>
+    (await o.app.store.reconcile.listForAgent(agentId, 100)).filter((r) => r.report !== null).map((r) => JSON.parse(r.report!));
+
+  it('adopts a deferred orphan soon after the send it waited on resolves, with no reconcile asked for and the periodic run 15 min away', async () => {
+    const o = orch!;
+    const blocking = await insertUnresolvedSend(o, agentId, 3_600_000);
+    const orphan = seller.createTaskBehindBuyersBack();
+    const first = (await o.api('POST', '/v1/reconcile', { agent_id: agentId })).body.reports[0];
+    expect(first.deferred_orphans).toEqual([orphan]);
+    expect((await o.app.store.reconcile.deferral(agentId))?.waiting_on).toEqual({ create_media_buy: [blocking.id] });
+    const adcp = (o.app.reconciler as unknown as { adcp: { listTasks: (...a: unknown[]) => unknown } }).adcp;
+    const listSpy = vi.spyOn(adcp, 'listTasks');
+    try {
+      // While the send stays unresolved the seller is not asked again, past the shortest gap
+      // between a deferring run and its follow-up (5 s): the watch only reads our database.
+      await new Promise((r) => setTimeout(r, 6_000));
+      expect(listSpy).not.toHaveBeenCalled();
+      expect(await o.app.store.operations.findByTask(agentId, orphan)).toBeUndefined();
+
+      // The resend timer comes due: the engine resends, the seller answers with the task of that send.
+      await o.app.store.db.kysely.updateTable('operations').set({ next_check_at: Date.now() }).where('id', '=', blocking.id).execute();
+      o.app.scheduler.wake();
+      const sent = await waitForStatus(o, blocking.id, ['submitted']);
+      expect(sent.task_id).not.toBe(orphan);
+      const resolvedAt = Date.now();
+
+      // …and the orphan is adopted by a run nobody asked for, well inside the minute the fallback allows.
+      const adopted = await eventually(async () => (await o.app.store.operations.findByTask(agentId, orphan)) ?? undefined, 20_000);
+      expect(Date.now() - resolvedAt).toBeLessThan(20_000);
+      expect(adopted.status).toBe('submitted');
+      expect(listSpy).toHaveBeenCalledTimes(1);
+    } finally {
+      listSpy.mockRestore();
+    }
+    const followUp = (await storedReports(o))[0];
+    expect(followUp.orphaned_on_server).toEqual([orphan]);
+    expect(followUp.deferred_orphans).toEqual([]);
+    expect(await o.app.store.reconcile.deferral(agentId)).toBeUndefined();
+    // The follow-up ran under the agent's run lease, given up as it ended; the period slot of the
+    // start-up run is untouched (the next periodic run is still most of 15 min away).
+    const running = await o.app.store.jobLeases.get(`reconcile:${agentId}`);
+    expect(running?.owner).toBe(o.app.instanceId);
+    expect(running!.lease_until).toBeLessThanOrEqual(Date.now());
+    const period = await o.app.store.jobLeases.get(`reconcile-period:${agentId}`);
+    expect(period!.lease_until - Date.now()).toBeGreaterThan(10 * 60_000);
+  });
+
+  it('keeps the deferral across a restart: the next process follows it up, even with periodic runs off', async () => {
+    const blocking = await insertUnresolvedSend(orch!, agentId, 3_600_000);
+    const orphan = seller.createTaskBehindBuyersBack();
+    const first = (await orch!.api('POST', '/v1/reconcile', { agent_id: agentId })).body.reports[0];
+    expect(first.deferred_orphans).toEqual([orphan]);
+    await orch!.close();
+    orch = undefined;
+
+    // While no process runs, the send is settled (say, by an operator or another instance): it
+    // failed without a task, so the listed task is nobody's. No change notice will ever say so.
+    const store = await openStore(database.url);
+    try {
+      await store.db.kysely.updateTable('operations').set({ status: 'failed', next_check_at: null, check_kind: null }).where('id', '=', blocking.id).execute();
+      expect(await store.reconcile.deferral(agentId)).toBeDefined();
+    } finally {
+      await store.close();
+    }
+
+    // Periodic and start-up runs off: only the stored deferral can bring this agent up again.
+    orch = await startOrchestrator({ env: { ADCP_ORCH_RECONCILE_INTERVAL_MS: '0' }, database, keepDatabase: true });
+    const adopted = await eventually(async () => (await orch!.app.store.operations.findByTask(agentId, orphan)) ?? undefined, 20_000);
+    expect((await orch!.api('GET', `/v1/operations/${adopted.id}`)).body.events[0]).toMatchObject({ source: 'reconcile', kind: 'adopted' });
+    expect((await storedReports(orch))[0].orphaned_on_server).toEqual([orphan]);
+    expect(await orch.app.store.reconcile.deferral(agentId)).toBeUndefined();
   });
 });
 

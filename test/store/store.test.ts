@@ -52,10 +52,13 @@ describe.each(dialects)('store on $name', ({ make }) => {
 
   it("keeps a label of a minted key's first characters, and nothing of an operator's own key", async () => {
     const minted = await store.tenants.createApiKey(tenantId);
-    const chosen = await store.tenants.createApiKey(tenantId, 'operator-chosen-key-1234');
+    const chosen = await store.tenants.createApiKey(tenantId, { key: 'operator-chosen-key-1234' });
     const rows = await store.db.kysely.selectFrom('api_keys').selectAll().execute();
     expect(rows.find((r) => r.key_hash === hashApiKey(minted))!.prefix).toBe(minted.slice(0, 8));
-    expect(rows.find((r) => r.key_hash === hashApiKey(chosen))!.prefix).toBe('');
+    const chosenRow = rows.find((r) => r.key_hash === hashApiKey(chosen))!;
+    expect(chosenRow.prefix).toBe('');
+    expect(chosenRow.name).toMatch(/^key-[0-9a-f]{8}$/);
+    expect(chosenRow.name).not.toContain('operator');
     expect(await store.tenants.findTenantByApiKey(chosen)).toEqual({ id: tenantId, name: 'acme' });
   });
 

@@ -4,7 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Store } from '../../store/index.js';
 import type { SecretBox } from '../../store/secret-box.js';
-import { requireApiKey, tenantOf } from '../auth.js';
+import { requireApiKey, requireRole, tenantOf } from '../auth.js';
 import { ApiError } from '../errors.js';
 import { idempotent } from '../idempotency.js';
 import { presentAgent } from '../present.js';
@@ -38,8 +38,10 @@ const IdParams = z.object({ id: z.string().min(1).max(100) });
 export function agentRoutes(app: FastifyInstance, deps: { store: Store; secrets: SecretBox }): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const auth = requireApiKey(deps.store);
+  const asViewer = [auth, requireRole('viewer')];
+  const asAdmin = [auth, requireRole('admin')];
 
-  r.post('/v1/agents', { schema: { body: AgentInput, tags: ['agents'], summary: 'Register an agent' }, preHandler: auth }, async (req, reply) => {
+  r.post('/v1/agents', { schema: { body: AgentInput, tags: ['agents'], summary: 'Register an agent' }, preHandler: asAdmin }, async (req, reply) => {
     const tenant = tenantOf(req);
     return idempotent(deps.store, req, reply, tenant.id, async () => {
       const b = req.body;
@@ -56,12 +58,12 @@ export function agentRoutes(app: FastifyInstance, deps: { store: Store; secrets:
     });
   });
 
-  r.get('/v1/agents', { schema: { tags: ['agents'], summary: 'List agents' }, preHandler: auth }, async (req) => {
+  r.get('/v1/agents', { schema: { tags: ['agents'], summary: 'List agents' }, preHandler: asViewer }, async (req) => {
     const rows = await deps.store.agents.list(tenantOf(req).id);
     return { agents: rows.map(presentAgent) };
   });
 
-  r.get('/v1/agents/:id', { schema: { params: IdParams, tags: ['agents'], summary: 'Show an agent' }, preHandler: auth }, async (req) => {
+  r.get('/v1/agents/:id', { schema: { params: IdParams, tags: ['agents'], summary: 'Show an agent' }, preHandler: asViewer }, async (req) => {
     const row = await deps.store.agents.getForTenant(tenantOf(req).id, req.params.id);
     if (!row) throw new ApiError(404, 'agent_not_found', `agent ${req.params.id} not found`);
     return presentAgent(row);

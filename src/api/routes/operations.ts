@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { OPERATION_STATUSES } from '../../domain/status.js';
 import type { OperationService } from '../../engine/operation-service.js';
 import type { Store } from '../../store/index.js';
-import { requireApiKey, tenantOf } from '../auth.js';
+import { actorOf, requireApiKey, requireRole, tenantOf } from '../auth.js';
 import { ApiError } from '../errors.js';
 import { idempotent } from '../idempotency.js';
 import { presentOperation } from '../present.js';
@@ -77,6 +77,8 @@ function refuseGovernance(governance: unknown): void {
 export function operationRoutes(app: FastifyInstance, deps: { store: Store; operations: OperationService }): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const auth = requireApiKey(deps.store);
+  const asViewer = [auth, requireRole('viewer')];
+  const asOperator = [auth, requireRole('operator')];
 
   /** Both POST routes: refuse what is not supported, then create and start under the client's Idempotency-Key. */
   const start = (
@@ -96,20 +98,21 @@ export function operationRoutes(app: FastifyInstance, deps: { store: Store; oper
         params,
         webhook: body.webhook,
         clientKey: clientKeyOf(req.headers['idempotency-key']),
+        actor: actorOf(req),
       });
       return { statusCode: 202, body: presentOperation(row) };
     });
   };
 
-  r.post('/v1/operations', { schema: { body: OperationInput, tags: ['operations'], summary: 'Run an AdCP task durably' }, preHandler: auth }, (req, reply) =>
+  r.post('/v1/operations', { schema: { body: OperationInput, tags: ['operations'], summary: 'Run an AdCP task durably' }, preHandler: asOperator }, (req, reply) =>
     start(req, reply, req.body, req.body.task, req.body.params),
   );
 
-  r.post('/v1/media-buys', { schema: { body: MediaBuyInput, tags: ['operations'], summary: 'Create a media buy (create_media_buy)' }, preHandler: auth }, (req, reply) =>
+  r.post('/v1/media-buys', { schema: { body: MediaBuyInput, tags: ['operations'], summary: 'Create a media buy (create_media_buy)' }, preHandler: asOperator }, (req, reply) =>
     start(req, reply, req.body, 'create_media_buy', req.body.request),
   );
 
-  r.get('/v1/operations', { schema: { querystring: ListQuery, tags: ['operations'], summary: 'List operations, newest first' }, preHandler: auth }, async (req) => {
+  r.get('/v1/operations', { schema: { querystring: ListQuery, tags: ['operations'], summary: 'List operations, newest first' }, preHandler: asViewer }, async (req) => {
     const q = req.query;
     const rows = await deps.store.operations.list(
       tenantOf(req).id,
@@ -131,7 +134,7 @@ export function operationRoutes(app: FastifyInstance, deps: { store: Store; oper
     };
   });
 
-  r.get('/v1/operations/:id', { schema: { params: IdParams, tags: ['operations'], summary: 'Show an operation with its events' }, preHandler: auth }, async (req) => {
+  r.get('/v1/operations/:id', { schema: { params: IdParams, tags: ['operations'], summary: 'Show an operation with its events' }, preHandler: asViewer }, async (req) => {
     const row = await deps.store.operations.getForTenant(tenantOf(req).id, req.params.id);
     if (!row) throw new ApiError(404, 'operation_not_found', `operation ${req.params.id} not found`);
     return presentOperation(row, await deps.store.operations.events(row.id));

@@ -47,7 +47,7 @@ export function registerServeCommand(program: Command): void {
 }
 
 async function serve(config: Config, sandbox: boolean): Promise<void> {
-  const logger = createLogger(config.LOG_LEVEL);
+  const logger = createLogger(config.LOG_LEVEL, { format: config.LOG_FORMAT });
   let sandboxSetup: SandboxSetup | undefined;
   let app: App | undefined;
   const shutdown = async (signal: string) => {
