@@ -133,7 +133,9 @@ export async function runSecretFlow(input: SecretFlowInput): Promise<SecretFlowR
   // The secrets and URL tokens that went out, as the agents received them.
   const sellerCalls = toolCalls(input.sellerBodies, 'create_media_buy');
   type Hook = { url: string; authentication: { schemes: string[]; credentials: string } };
-  const sent = [...sellerCalls.map((c) => c.args), ...input.echo.calls.map((c) => JSON.parse(c).params.message.parts[0].data.input)];
+  // (Reconciliation, on in a `serve` process, also lists the echo agents' tasks: those calls carry no webhook.)
+  const echoedBuys = input.echo.calls.map((c) => JSON.parse(c).params.message.parts[0].data).filter((d) => d.skill === 'create_media_buy');
+  const sent = [...sellerCalls.map((c) => c.args), ...echoedBuys.map((d) => d.input)];
   // One per operation that reached an agent (the busy one's retries repeat its own).
   const hooks = [...new Map(sent.map((args) => [args.push_notification_config.url, args.push_notification_config as Hook])).values()];
   expect(hooks).toHaveLength(4);
