@@ -21,6 +21,11 @@ export function isCredentialField(name: string): boolean {
   return CREDENTIAL_FIELDS.has(name);
 }
 
+/** False only when JSON `text` surely has no credential field (none of the names, and no `\u` escape that could spell one). */
+export function mayHoldCredentialField(text: string): boolean {
+  return text.includes('\\u') || [...CREDENTIAL_FIELDS].some((name) => text.includes(name));
+}
+
 /** Every string inside a credential field of `value` (a credential may itself be an object, e.g. service-account keys). */
 export function credentialValues(value: unknown): string[] {
   const out: string[] = [];

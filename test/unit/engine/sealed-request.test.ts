@@ -98,6 +98,17 @@ describe('stored requests', () => {
   });
 });
 
+describe('the fast paths (no reviver) of reading stored requests', () => {
+  it('still hide a credential field spelled with an escape, and the token, in a body with no credential name', () => {
+    const escaped = `{"a":{"tok\\u0065n":"${REPORTING_TOKEN}"},"u":"https://o/webhooks/adcp/${WEBHOOK_TOKEN}"}`;
+    expect(JSON.parse(escaped).a.token).toBe(REPORTING_TOKEN);
+    expect(redactedRequest(escaped, WEBHOOK_TOKEN)).toEqual({ a: { token: '[redacted]' }, u: 'https://o/webhooks/adcp/[redacted]' });
+    const plain = `{"u":"https://o/webhooks/adcp/${WEBHOOK_TOKEN}","n":[1,2]}`;
+    expect(redactedRequest(plain, WEBHOOK_TOKEN)).toEqual({ u: 'https://o/webhooks/adcp/[redacted]', n: [1, 2] });
+    expect(sealer.open(plain)).toEqual(JSON.parse(plain));
+  });
+});
+
 describe('the keyed digest of API requests (Idempotency-Key)', () => {
   it('is stable under one key, differs under another, and is not the bare SHA-256', async () => {
     const { createHash } = await import('node:crypto');
