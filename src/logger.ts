@@ -41,7 +41,7 @@ export const REDACTED_LOG_PATHS = [
     'ADCP_ORCH_SECRET_KEY',
     'ADCP_ORCH_API_KEY',
   ]),
-  // AdCP credential fields (adcp/credential-fields.ts) up to a request nested in a log object.
+  // AdCP credential fields (domain/credential-fields.ts) up to a request nested in a log object.
   'credentials',
   '*.credentials',
   '*.*.credentials',

@@ -7,11 +7,9 @@
  * credentials inside the request and the webhook URL we registered (its path
  * token is unguessable and only the seller needs it), before anyone sees it.
  */
-import { credentialValues, MIN_SCRUBBED_LENGTH } from './credential-fields.js';
+import { credentialValues, MIN_SCRUBBED_LENGTH, REDACTED } from '../domain/credential-fields.js';
 import { isJsonObject } from './json.js';
 import { AdcpTransportError, type AdcpClient, type AgentEndpoint } from './types.js';
-
-export const REDACTED = '[redacted]';
 
 /** The secrets a call to `agent` with `params` puts on the wire. */
 export function secretsOfCall(agent: AgentEndpoint, params?: Record<string, unknown>): string[] {

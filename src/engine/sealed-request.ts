@@ -1,6 +1,6 @@
 /**
  * How a request is kept in `operations.request_body`: as the JSON that is sent,
- * except that the value of every credential field (see adcp/credential-fields.ts:
+ * except that the value of every credential field (see domain/credential-fields.ts:
  * our per-operation HMAC/Bearer webhook secret, and any credential the caller put
  * in, e.g. a reporting webhook's) is replaced, where it stands, by
  * `{"$sealed": "<AES-256-GCM ciphertext of its JSON>"}`.
@@ -21,8 +21,7 @@
  * ours; elsewhere `$sealed` means nothing. A credential found in clear (a row
  * stored before this existed) is sent as it is.
  */
-import { isCredentialField, mayHoldCredentialField } from '../adcp/credential-fields.js';
-import { REDACTED } from '../adcp/scrub-secrets.js';
+import { isCredentialField } from '../domain/credential-fields.js';
 import type { SecretBox } from '../store/secret-box.js';
 
 const SEALED = '$sealed';
@@ -55,17 +54,4 @@ export class RequestSealer {
     if (!stored.includes(`"${SEALED}"`)) return JSON.parse(stored);
     return JSON.parse(stored, (key, value: unknown) => (isCredentialField(key) && isSealedValue(value) ? JSON.parse(this.box.open(value[SEALED])) : value));
   }
-}
-
-/**
- * The stored request as the API shows it: every credential field "[redacted]",
- * sealed or not, and the webhook URL's path token hidden (only the seller needs
- * that URL). Needs no key.
- */
-export function redactedRequest(stored: string, webhookToken: string | null): unknown {
-  // The token is base64url, spelled the same in the JSON text as in the value: replaced in the text.
-  const text = webhookToken ? stored.split(webhookToken).join(REDACTED) : stored;
-  // A reviver costs about four plain parses; most bodies (RFC 9421 webhooks) have no credential field.
-  if (!mayHoldCredentialField(text)) return JSON.parse(text);
-  return JSON.parse(text, (key, value: unknown) => (isCredentialField(key) ? REDACTED : value));
 }

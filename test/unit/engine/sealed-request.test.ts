@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { RequestSealer, redactedRequest } from '../../../src/engine/sealed-request.js';
+import { redactedRequest } from '../../../src/domain/credential-fields.js';
+import { RequestSealer } from '../../../src/engine/sealed-request.js';
 import { SecretBox } from '../../../src/store/secret-box.js';
 
 const box = new SecretBox('unit-test-secret-key-0123456789');

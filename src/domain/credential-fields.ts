@@ -8,9 +8,13 @@
  * The rule is by name at any depth, not by schema path: a new task or an
  * extension that nests one of them elsewhere is covered without a code change,
  * and a false positive (a harmless field called `token`) only costs it being
- * stored encrypted and shown as "[redacted]".
+ * stored encrypted and shown as "[redacted]". Pure: the engine seals by it, the
+ * adapter scrubs by it, and the operation's JSON (API, notifications) hides by it.
  */
-import { isJsonObject } from './json.js';
+const isJsonObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** What a secret is shown as, wherever one would have been. */
+export const REDACTED = '[redacted]';
 
 const CREDENTIAL_FIELDS: ReadonlySet<string> = new Set(['credentials', 'token']);
 
@@ -46,4 +50,17 @@ export function credentialValues(value: unknown): string[] {
   };
   walk(value);
   return out;
+}
+
+/**
+ * A stored request as it is shown (API answers, notifications): every credential
+ * field "[redacted]", sealed or not, and the webhook URL's path token hidden (only
+ * the seller needs that URL). Needs no key.
+ */
+export function redactedRequest(stored: string, webhookToken: string | null): unknown {
+  // The token is base64url, spelled the same in the JSON text as in the value: replaced in the text.
+  const text = webhookToken ? stored.split(webhookToken).join(REDACTED) : stored;
+  // A reviver costs about four plain parses; most bodies (RFC 9421 webhooks) have no credential field.
+  if (!mayHoldCredentialField(text)) return JSON.parse(text);
+  return JSON.parse(text, (key, value: unknown) => (isCredentialField(key) ? REDACTED : value));
 }
