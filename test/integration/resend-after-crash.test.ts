@@ -49,7 +49,8 @@ describe('a resend after a crash', () => {
     await store.close();
     // The same port after the restart: the seller holds the webhook URL we registered.
     const port = await freePort();
-    const env = { ADCP_ORCH_CALL_TIMEOUT_MS: '1000', ADCP_ORCH_SYNC_WAIT_MS: '200', ADCP_ORCH_BACKUP_POLL_AFTER_MS: '600000' };
+    // A short call timeout keeps the wait for the dead instance's lease short (timeout + 15 s).
+    const env = { ADCP_ORCH_CALL_TIMEOUT_MS: '2000', ADCP_ORCH_SYNC_WAIT_MS: '200', ADCP_ORCH_BACKUP_POLL_AFTER_MS: '600000' };
     serve = await startServeProcess({ databaseUrl: database.url, port, env });
     const call = async (method: string, path: string, body?: unknown) => {
       const res = await fetch(`${serve!.url}${path}`, {
@@ -75,17 +76,20 @@ describe('a resend after a crash', () => {
       return op.status === 'completed' ? op : undefined;
     }, 90_000, 200);
 
-    const sends = toolCalls(bodies, 'create_media_buy');
-    expect(sends).toHaveLength(2);
-    expect(Buffer.from(sends[1]!.rawArguments, 'utf8').equals(Buffer.from(sends[0]!.rawArguments, 'utf8'))).toBe(true);
-    // The rest of the message too, but for the JSON-RPC id of each connection.
+    // The held first send, then the resend (more than one if a resend timed out on a loaded machine): all the same bytes.
+    const [first, ...resent] = toolCalls(bodies, 'create_media_buy');
+    expect(resent.length).toBeGreaterThanOrEqual(1);
     const withoutRpcId = (raw: string) => raw.replace(/"id":\d+/, '"id":_');
-    expect(withoutRpcId(sends[1]!.raw)).toBe(withoutRpcId(sends[0]!.raw));
-    const hook = sends[1]!.args.push_notification_config;
+    for (const again of resent) {
+      expect(Buffer.from(again.rawArguments, 'utf8').equals(Buffer.from(first!.rawArguments, 'utf8'))).toBe(true);
+      // The rest of the message too, but for the JSON-RPC id of each connection.
+      expect(withoutRpcId(again.raw)).toBe(withoutRpcId(first!.raw));
+    }
+    const hook = resent.at(-1)!.args.push_notification_config;
     expect(hook.authentication.schemes).toEqual(['HMAC-SHA256']);
     expect(hook.authentication.credentials).toMatch(/^[A-Za-z0-9_-]{43}$/);
 
-    expect(done.events.filter((e: any) => e.kind === 'resend')).toHaveLength(1);
+    expect(done.events.filter((e: any) => e.kind === 'resend').length).toBeGreaterThanOrEqual(1);
     expect(statusPath(done)).toEqual(['requested', 'calling_adcp', 'submitted', 'completed']);
     // Completed by the seller's HMAC webhook (backup polling is off), which therefore verified.
     expect(done.events.at(-1).source).toBe('webhook');
