@@ -27,6 +27,9 @@ import { WebhookReceiver } from './webhooks/receiver.js';
 import { applyPendingDeliveries, startDeliveryMaintenance } from './webhooks/recovery.js';
 import { webhookRoutes } from './webhooks/route.js';
 import { createLiveUpdates, type LiveUpdates } from './notify/live-updates.js';
+import { eventHorizonFor } from './notify/event-horizon.js';
+import { SubscriptionDispatcher } from './notify/subscription-dispatcher.js';
+import { subscriptionRoutes } from './api/routes/subscriptions.js';
 
 export interface AppOptions {
   config: Config;
@@ -49,6 +52,8 @@ export interface App {
   receiver: WebhookReceiver;
   /** SSE feed and cross-instance NOTIFY. */
   live: LiveUpdates;
+  /** Outbound notifications to subscriptions. */
+  subscriptions: SubscriptionDispatcher;
   instanceId: string;
   /** Listens on the configured port; returns the base URL. */
   listen(): Promise<string>;
@@ -100,7 +105,27 @@ export async function createApp(opts: AppOptions): Promise<App> {
     log: logger,
     now: () => clock.now(),
   });
-  const live = createLiveUpdates({ store, bus, databaseUrl: config.ADCP_ORCH_DATABASE_URL, instanceId, logger, fallbackPollMs: config.ADCP_ORCH_SSE_FALLBACK_POLL_MS, heartbeatMs: config.ADCP_ORCH_SSE_HEARTBEAT_MS, wakeScheduler: () => scheduler.wake() });
+  const subscriptions = new SubscriptionDispatcher(store, secrets, eventHorizonFor(store.db, logger), clock, logger, {
+    instanceId,
+    concurrency: 16,
+    tickMs: config.ADCP_ORCH_SCHEDULER_TICK_MS,
+    timeoutMs: config.ADCP_ORCH_SUBSCRIPTION_TIMEOUT_MS,
+    retryScheduleMs: config.ADCP_ORCH_SUBSCRIPTION_RETRY_SCHEDULE_MS,
+    allowPrivateNetwork: config.ADCP_ORCH_ALLOW_PRIVATE_NETWORK,
+    publicUrl: config.ADCP_ORCH_PUBLIC_URL,
+  });
+  const live = createLiveUpdates({
+    store,
+    bus,
+    databaseUrl: config.ADCP_ORCH_DATABASE_URL,
+    instanceId,
+    logger,
+    fallbackPollMs: config.ADCP_ORCH_SSE_FALLBACK_POLL_MS,
+    heartbeatMs: config.ADCP_ORCH_SSE_HEARTBEAT_MS,
+    wakeScheduler: () => scheduler.wake(),
+    onRemoteChange: () => subscriptions.wake(),
+  });
+  const unsubscribeDispatcher = bus.subscribe(() => subscriptions.wake());
   let ready = false;
   let stopMaintenance: (() => void) | undefined;
   const api = await buildApi({
@@ -112,7 +137,11 @@ export async function createApp(opts: AppOptions): Promise<App> {
     isReady: () => ready,
     reconciler: reconciliation.reconciler,
     cancel: new CancelService(store, operations, bus, metrics, clock),
-    plugins: [webhookRoutes(receiver, config.ADCP_ORCH_PUBLIC_URL), live.routes],
+    plugins: [
+      webhookRoutes(receiver, config.ADCP_ORCH_PUBLIC_URL),
+      live.routes,
+      subscriptionRoutes({ store, secrets, allowPrivateNetwork: config.ADCP_ORCH_ALLOW_PRIVATE_NETWORK, wake: () => subscriptions.wake() }),
+    ],
   });
 
   return {
@@ -126,6 +155,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     secrets,
     receiver,
     live,
+    subscriptions,
     instanceId,
     async listen() {
       // First, so changes made while starting up already reach other instances.
@@ -135,6 +165,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
       if (recovered > 0) logger.info({ applied: recovered }, 'applied webhook deliveries left by a previous run');
       await api.listen({ port: config.PORT, host: config.HOST });
       scheduler.start();
+      subscriptions.start();
       reconciliation.loop.start();
       stopMaintenance = startDeliveryMaintenance(store, receiver, logger);
       ready = true;
@@ -150,6 +181,8 @@ export async function createApp(opts: AppOptions): Promise<App> {
       await live.stop();
       await reconciliation.loop.stop();
       await scheduler.stop();
+      unsubscribeDispatcher();
+      await subscriptions.stop();
       await api.close();
       await adcp.close();
       await store.close();

@@ -10,6 +10,8 @@ import { DbNonceReplayStore } from './nonce-repo.js';
 import { JobLeasesRepo } from './job-leases-repo.js';
 import { ReconcileRepo } from './reconcile-repo.js';
 import { NotificationsRepo, type NotificationsOptions } from './notifications-repo.js';
+import { SubscriptionsRepo } from './subscriptions-repo.js';
+import { SubscriptionDeliveriesRepo } from './subscription-deliveries-repo.js';
 
 export interface Store {
   db: Db;
@@ -22,6 +24,8 @@ export interface Store {
   jobLeases: JobLeasesRepo;
   reconcile: ReconcileRepo;
   notifications: NotificationsRepo;
+  subscriptions: SubscriptionsRepo;
+  subscriptionDeliveries: SubscriptionDeliveriesRepo;
   close(): Promise<void>;
 }
 
@@ -43,6 +47,8 @@ export function storeFor(db: Db, opts: StoreOptions = {}): Store {
     jobLeases: new JobLeasesRepo(db),
     reconcile: new ReconcileRepo(db),
     notifications,
+    subscriptions: new SubscriptionsRepo(db),
+    subscriptionDeliveries: new SubscriptionDeliveriesRepo(db),
     close: () => db.close(),
   };
 }

@@ -138,6 +138,10 @@ export interface Database {
   job_leases: JobLeasesTable;
   notifications: NotificationsTable;
   reconcile_deferrals: ReconcileDeferralsTable;
+  subscriptions: SubscriptionsTable;
+  subscription_secrets: SubscriptionSecretsTable;
+  subscription_deliveries: SubscriptionDeliveriesTable;
+  subscription_delivery_attempts: SubscriptionDeliveryAttemptsTable;
 }
 
 export interface ReconcileReportsTable {
@@ -181,4 +185,72 @@ export interface NotificationsTable {
   created_at: number;
   /** The JSON body, exactly as streamed and posted. */
   body: string;
+}
+
+/** Outbound subscriptions (migration 008): see src/store/subscriptions-repo.ts. */
+export interface SubscriptionsTable {
+  id: string;
+  tenant_id: string;
+  /** The target URL, sealed (a Slack webhook URL is a credential). */
+  url_enc: string;
+  /** What listings show: see src/notify/subscription-target.ts. */
+  url_display: string;
+  /** JSON array of notification types, null for all. */
+  events: string | null;
+  format: 'standard' | 'slack';
+  /** Every notification with seq <= this has been fanned out to this subscription. */
+  fanout_seq: number;
+  created_at: number;
+  created_by: string | null;
+  disabled_at: number | null;
+  disabled_reason: string | null;
+  deleted_at: number | null;
+  deleted_by: string | null;
+}
+
+export interface SubscriptionSecretsTable {
+  id: string;
+  subscription_id: string;
+  /** `whsec_…`, sealed with the SecretBox. */
+  secret_enc: string;
+  created_at: number;
+  /** Null while active; a rotated-out secret still signs until then. */
+  expires_at: number | null;
+}
+
+export interface SubscriptionDeliveriesTable {
+  id: string;
+  subscription_id: string;
+  tenant_id: string;
+  notification_id: string;
+  notification_seq: number;
+  type: string;
+  operation_id: string | null;
+  status: 'pending' | 'delivered' | 'failed';
+  attempt_count: Generated<number>;
+  schedule_step: Generated<number>;
+  next_attempt_at: number | null;
+  lease_owner: string | null;
+  lease_until: number | null;
+  lease_epoch: Generated<number>;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+  delivered_at: number | null;
+  redelivered_at: number | null;
+  redelivered_by: string | null;
+}
+
+export interface SubscriptionDeliveryAttemptsTable {
+  delivery_id: string;
+  attempt: number;
+  started_at: number;
+  duration_ms: number;
+  http_status: number | null;
+  error: string | null;
+  outcome: 'delivered' | 'retry' | 'failed' | 'disabled' | 'interrupted';
+  next_attempt_at: number | null;
+  /** The instance that made the attempt. */
+  sent_by: string;
 }
