@@ -12,9 +12,10 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface EchoAgent {
+  origin: string;
   url: string;
   busyUrl: string;
-  /** Raw bodies of the calls it received. */
+  /** Raw bodies of the POSTs it received (A2A calls, and whatever else is sent to it). */
   calls: string[];
   close(): Promise<void>;
 }
@@ -55,6 +56,7 @@ export async function startEchoAgent(): Promise<EchoAgent> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
+    origin,
     url: `${origin}/a2a`,
     busyUrl: `${origin}/busy`,
     calls,

@@ -6,7 +6,8 @@
  * wrong API keys, HMAC and Bearer media buys against the sandbox seller (with a
  * reporting webhook credential of the caller's own) completed by their webhooks,
  * calls to an agent that echoes everything back in its errors (refused, and
- * retried), a call with a token the seller refuses, and forged webhooks.
+ * retried), a call with a token the seller refuses, forged webhooks, and a
+ * notification subscription (its URL's query is a credential, its secret is shown once).
  *
  * Returns every secret it saw go in, and the text of every answer the API gave.
  */
@@ -37,7 +38,7 @@ export interface SecretFlowResult {
   secrets: Record<string, string>;
   /** Webhook URL tokens: stored (they are the URL), but never logged or returned. */
   webhookTokens: string[];
-  /** Raw text of every HTTP answer. */
+  /** Raw text of every HTTP answer, and of every notification sent to the subscription. */
   answers: string[];
   operationIds: string[];
 }
@@ -56,18 +57,29 @@ export async function runSecretFlow(input: SecretFlowInput): Promise<SecretFlowR
     reportingCredentials: random('rep-'),
     reportingToken: random('rtk-'),
     forgedWebhookCredentials: random('forged-'),
+    // A receiver authenticating by a token in its URL's query.
+    subscriptionUrlToken: random('hook-'),
   };
 
-  const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+  /** `shownOnce`: the answer that hands out a secret by design (a new subscription's), kept out of `answers`. */
+  const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}, shownOnce = false) => {
     const res = await fetch(`${input.baseUrl}${path}`, {
       method,
       headers: { authorization: `Bearer ${input.apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
     const text = await res.text();
-    answers.push(text);
+    if (!shownOnce) answers.push(text);
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
   };
+
+  // A subscription (its URL's query is a credential; its signing secret is shown once, and again on an idempotent replay).
+  const subscription = { url: `${input.echo.origin}/hooks?token=${secrets.subscriptionUrlToken}` };
+  const subscribed = await call('POST', '/v1/subscriptions', subscription, { 'idempotency-key': 'subscribe-1' }, true);
+  expect(subscribed.status).toBe(201);
+  expect(subscribed.body.secret).toMatch(/^whsec_/);
+  secrets.subscriptionSecret = subscribed.body.secret;
+  expect((await call('POST', '/v1/subscriptions', subscription, { 'idempotency-key': 'subscribe-1' }, true)).body.secret).toBe(secrets.subscriptionSecret);
   const agent = (name: string, url: string, protocol: 'mcp' | 'a2a', token: string, extra: Record<string, unknown> = {}) =>
     ({ name, role: 'seller', url, protocol, auth: { scheme: 'bearer', token }, ...extra });
 
@@ -134,7 +146,11 @@ export async function runSecretFlow(input: SecretFlowInput): Promise<SecretFlowR
   const sellerCalls = toolCalls(input.sellerBodies, 'create_media_buy');
   type Hook = { url: string; authentication: { schemes: string[]; credentials: string } };
   // (Reconciliation, on in a `serve` process, also lists the echo agents' tasks: those calls carry no webhook.)
-  const echoedBuys = input.echo.calls.map((c) => JSON.parse(c).params.message.parts[0].data).filter((d) => d.skill === 'create_media_buy');
+  const echoedBuys = input.echo.calls
+    .map((c) => JSON.parse(c))
+    .filter((m) => m.method === 'message/send')
+    .map((m) => m.params.message.parts[0].data)
+    .filter((d) => d.skill === 'create_media_buy');
   const sent = [...sellerCalls.map((c) => c.args), ...echoedBuys.map((d) => d.input)];
   // One per operation that reached an agent (the busy one's retries repeat its own).
   const hooks = [...new Map(sent.map((args) => [args.push_notification_config.url, args.push_notification_config as Hook])).values()];
@@ -161,11 +177,20 @@ export async function runSecretFlow(input: SecretFlowInput): Promise<SecretFlowR
   answers.push(await forgedHmac.text());
   expect(forgedHmac.status).toBe(401);
 
+  // The subscription is notified of the operations' changes (signed with its secret, at its secret URL);
+  // what it is sent is an answer of ours too, read by a third party: it is checked like the API's.
+  const notifications = () => input.echo.calls.filter((c) => c.includes('"type":"operation.') && !c.includes('"message/send"'));
+  await eventually(async () => (notifications().some((c) => c.includes('"type":"operation.completed"')) ? true : undefined), 30_000, 100);
+
   // Everything the API shows about them.
+  await call('GET', '/v1/subscriptions');
+  await call('GET', `/v1/subscriptions/${subscribed.body.id}`);
+  await call('GET', `/v1/subscriptions/${subscribed.body.id}/deliveries`);
   await call('GET', '/v1/agents');
   for (const id of [sellerId, echoId, busyId, refusedId]) await call('GET', `/v1/agents/${id}`);
   await call('GET', '/v1/operations');
   for (const id of operationIds) await operation(id);
+  answers.push(...notifications());
   return { secrets, webhookTokens, answers, operationIds };
 }
 
