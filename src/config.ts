@@ -84,6 +84,17 @@ export const ConfigSchema = z.object({
       ctx.addIssue({ code: 'custom', message: 'must be a JSON object of task name → positive milliseconds' });
       return z.NEVER;
     }),
+  /**
+   * An instance whose heartbeat is older than this is dead: on PostgreSQL any live instance then
+   * removes it and releases its leases at once; on SQLite a second `serve` may take the file over.
+   * Heartbeats go every quarter of it (jittered).
+   */
+  ADCP_ORCH_INSTANCE_DEAD_AFTER_MS: z.coerce
+    .number({ message: 'must be a number of milliseconds' })
+    .int('must be a whole number of milliseconds')
+    .min(1_000, 'must be at least 1000 ms (heartbeats go every quarter of it)')
+    .max(3_600_000, 'must be at most 3600000 ms (an hour)')
+    .default(10_000),
   /** Scheduler tick when nothing woke it earlier. */
   ADCP_ORCH_SCHEDULER_TICK_MS: intMs(1_000),
   /** How often an SSE stream reads the database even without a wake-up (covers a lost NOTIFY). */

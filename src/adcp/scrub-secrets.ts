@@ -49,7 +49,7 @@ export function scrubError(err: unknown, secrets: readonly string[]): unknown {
     const message = scrubText(err.message, secrets);
     const adcpError = scrubSecrets(err.adcpError, secrets);
     if (message === err.message && adcpError === err.adcpError) return err;
-    return new AdcpTransportError(message, err.kind, err.httpStatus, adcpError);
+    return new AdcpTransportError(message, err.kind, err.httpStatus, adcpError, err.rpcCode);
   }
   if (err instanceof Error) {
     const text = `${err.message}\n${err.stack ?? ''}`;
@@ -75,6 +75,8 @@ export function scrubbingClient(inner: AdcpClient): AdcpClient {
   }
   return {
     callTask: (agent, task, params, opts) => guarded(secretsOfCall(agent, params), () => inner.callTask(agent, task, params, opts)),
+    continueTask: (agent, continuation, task, params, opts) =>
+      guarded(secretsOfCall(agent, params), () => inner.continueTask(agent, continuation, task, params, opts)),
     getTask: (agent, taskId, opts) => guarded(secretsOfCall(agent), () => inner.getTask(agent, taskId, opts)),
     listTasks: (agent, query, opts) => guarded(secretsOfCall(agent), () => inner.listTasks(agent, query, opts)),
     close: () => inner.close(),

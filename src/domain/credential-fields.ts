@@ -64,3 +64,9 @@ export function redactedRequest(stored: string, webhookToken: string | null): un
   if (!mayHoldCredentialField(text)) return JSON.parse(text);
   return JSON.parse(text, (key, value: unknown) => (isCredentialField(key) ? REDACTED : value));
 }
+
+/** `value` (request params, e.g. a person's corrections) with every credential field "[redacted]": for records that are shown. */
+export function redactedCredentials<T>(value: T): T {
+  if (value === undefined) return value;
+  return JSON.parse(JSON.stringify(value), (key, v: unknown) => (isCredentialField(key) ? REDACTED : v)) as T;
+}

@@ -40,7 +40,7 @@ export class RequestSealer {
   constructor(private readonly box: SecretBox) {}
 
   /** The text to store: the request as it will be sent, its credentials sealed. */
-  seal(request: Record<string, unknown>): string {
+  seal(request: unknown): string {
     return JSON.stringify(request, (key, value: unknown) => {
       if (key === '' || !isCredentialField(key)) return value;
       const text = JSON.stringify(value);
@@ -53,5 +53,15 @@ export class RequestSealer {
     // Sealed values are only ever written by seal(), whose JSON spells the key plainly.
     if (!stored.includes(`"${SEALED}"`)) return JSON.parse(stored);
     return JSON.parse(stored, (key, value: unknown) => (isCredentialField(key) && isSealedValue(value) ? JSON.parse(this.box.open(value[SEALED])) : value));
+  }
+
+  /** `value` (a request, or request params a person gave) with its credentials sealed in place, to keep inside other stored JSON. */
+  sealedIn<T>(value: T): T {
+    return value === undefined ? value : (JSON.parse(this.seal(value)) as T);
+  }
+
+  /** The inverse of sealedIn. */
+  openedIn<T>(value: T): T {
+    return value === undefined ? value : (this.open(JSON.stringify(value)) as T);
   }
 }

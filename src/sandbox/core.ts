@@ -30,16 +30,22 @@ import {
   type TaskStatus,
 } from './tasks.js';
 import { errorResult, isPlainObject, ok, type ToolResult } from './wire.js';
+import { currentBearer } from './request-span.js';
 
 export interface CoreOptions {
   submittedDelayMs: number;
   workingDelayMs: number;
   /** How many calls per idempotency_key the flaky products fail before succeeding. */
   flakyFailures: number;
+  /**
+   * sandbox_auth_required stops asking for credentials once a call carries this
+   * bearer token (the buyer's credentials were refreshed). Unset: it always asks.
+   */
+  freshToken?: string;
 }
 
 /** What the HTTP layer should do to a create_media_buy call before MCP sees it. */
-export type HttpFault = 'fail-500' | 'lost-reply' | null;
+export type HttpFault = 'fail-500' | 'lost-reply' | 'hold-reply' | null;
 
 export interface BehindBackTask {
   status?: TaskStatus;
@@ -109,6 +115,8 @@ export class SellerCore {
     key: string,
     push: PushNotificationConfig | undefined,
   ): Promise<ToolResult> {
+    // Fresh credentials answer what sandbox_auth_required would otherwise ask for.
+    if (behaviour === 'auth_required' && this.credentialIsFresh()) behaviour = 'instant';
     const echo = args.context !== undefined ? { context: args.context } : {};
     const newTask = (status: TaskStatus, message?: string): SandboxTask =>
       this.tasks.create({
@@ -125,7 +133,8 @@ export class SellerCore {
       case 'instant':
       case 'flaky_429':
       case 'flaky_500':
-      case 'lost_reply': {
+      case 'lost_reply':
+      case 'held_reply': {
         const mediaBuy = buildMediaBuy(args);
         this.stats.mediaBuyCreated(key);
         this.book.record(args, mediaBuy);
@@ -165,6 +174,16 @@ export class SellerCore {
     }
   }
 
+  /** Whether the request being served carries the refreshed credential (see CoreOptions.freshToken). */
+  credentialIsFresh(): boolean {
+    return this.opts.freshToken !== undefined && currentBearer() === this.opts.freshToken;
+  }
+
+  /** Whether an auth-required task waits for a particular refreshed credential. */
+  requiresFreshCredential(): boolean {
+    return this.opts.freshToken !== undefined;
+  }
+
   /** `update_media_buy`: only cancellation (src/sandbox/update-media-buy.ts). */
   updateMediaBuy(args: Record<string, unknown>, principal: string): Promise<ToolResult> {
     return updateMediaBuy(this.book, this.ledger, args, principal);
@@ -200,7 +219,8 @@ export class SellerCore {
    * Decided at the HTTP layer, because these faults are about the transport:
    * `fail-500` answers 500 before anything runs; `lost-reply` runs the call
    * and then answers 500, an ambiguous send the buyer must resolve by
-   * retrying with the same key.
+   * retrying with the same key; `hold-reply` runs the call and keeps its reply
+   * back until released, a send in flight for as long as a test needs.
    */
   httpFaultFor(args: Record<string, unknown>): HttpFault {
     const key = args.idempotency_key;
@@ -212,11 +232,11 @@ export class SellerCore {
       this.stats.createCall(key);
       return 'fail-500';
     }
-    if (behaviour === 'lost_reply') {
+    if (behaviour === 'lost_reply' || behaviour === 'held_reply') {
       const served = this.faultsServed.get(key) ?? 0;
       if (served >= 1) return null;
       this.faultsServed.set(key, 1);
-      return 'lost-reply';
+      return behaviour === 'lost_reply' ? 'lost-reply' : 'hold-reply';
     }
     return null;
   }

@@ -25,13 +25,15 @@ import { Notifier, type DeliveryContent } from './notifications.js';
 import { mintWebhookSigningIdentity, type PublicJwks } from './signing-key.js';
 import { StatsRecorder, type SellerStats } from './stats.js';
 import { runInRequestSpan } from './request-span.js';
+import { HeldReplies } from './held-replies.js';
 import type { SandboxTask, TaskError, TaskStatus } from './tasks.js';
 import { createSdkWebhookSender, type WebhookRetryPolicy, type WebhookSender } from './webhook-sender.js';
 import { isPlainObject } from './wire.js';
 
 export { SANDBOX_PRODUCTS, SANDBOX_PRODUCT_IDS, SANDBOX_PRICING_OPTION_ID } from './products.js';
 export type { SandboxProductId } from './products.js';
-export type { SellerStats, PollRecord, WebhookRecord } from './stats.js';
+export type { SellerStats, PollRecord, WebhookRecord, CreateRequestRecord, CallRecord, ContinuationRecord } from './stats.js';
+export type { BookedMediaBuy } from './media-buy-book.js';
 export type { WebhookSender, WebhookDelivery, WebhookDeliveryResult } from './webhook-sender.js';
 export type { BehindBackTask } from './core.js';
 export type { DeliveryContent } from './notifications.js';
@@ -66,6 +68,11 @@ export interface SandboxSellerOptions {
    * test stages a buyer crash mid-call); 'drop' then closes the connection unanswered.
    */
   onMcpRequest?: (rawBody: string) => void | 'drop' | Promise<void | 'drop'>;
+  /**
+   * sandbox_auth_required stops asking once a call (or an A2A answer) carries
+   * `Authorization: Bearer <freshToken>`: the buyer refreshed its credentials.
+   */
+  freshToken?: string;
 }
 
 export interface SandboxSeller {
@@ -100,6 +107,10 @@ export interface SandboxSeller {
   sendWebhook(taskId: string, content: DeliveryContent): void;
   /** Resolves when no webhook delivery (including retries) is in flight. */
   webhooksSettled(): Promise<void>;
+  /** sandbox_held_reply calls whose reply is being held now. */
+  heldReplies(): number;
+  /** Ends every held reply: sent as the real reply (default) or as an HTTP 500. Returns how many. */
+  releaseHeldReplies(as?: 'reply' | 'error'): number;
 }
 
 const MAX_BODY_BYTES = 1_000_000;
@@ -123,6 +134,7 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
       submittedDelayMs: opts.submittedDelayMs ?? 3000,
       workingDelayMs: opts.workingDelayMs ?? 1500,
       flakyFailures: opts.flakyFailures ?? 2,
+      ...(opts.freshToken !== undefined && { freshToken: opts.freshToken }),
     },
     notifier,
     stats,
@@ -141,13 +153,14 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
     return a.length === b.length && timingSafeEqual(a, b);
   };
 
+  const held = new HeldReplies();
   const idleServers: AdcpServer[] = [];
   let a2aHandler: NodeHandler | undefined;
   let origin = '';
   let mcpUrl = '';
 
   const server: Server = createServer((req, res) => {
-    runInRequestSpan(res, () => route(req, res)).catch((err: unknown) => {
+    runInRequestSpan(res, () => route(req, res), bearerOf(req)).catch((err: unknown) => {
       if (!res.headersSent) sendJson(res, 500, { error: 'internal error', detail: String(err) });
       else res.end();
     });
@@ -190,7 +203,16 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
       const args = createMediaBuyArgs(parsed);
       if (args) {
         const fault = core.httpFaultFor(args);
+        if (typeof args.idempotency_key === 'string') stats.createRequest(args.idempotency_key, raw, args, fault === 'hold-reply');
         if (fault === 'fail-500') return sendJson(res, 500, { error: 'sandbox: injected server error' });
+        if (fault === 'hold-reply') {
+          // The buy happens now; the caller waits until a test releases the reply.
+          const result = await core.createMediaBuy(args, caller.principal);
+          const how = await held.hold(res);
+          if (how === 'gone') return;
+          if (how === 'error') return sendJson(res, 500, { error: 'sandbox: held reply released as an error' });
+          return sendJson(res, 200, { jsonrpc: '2.0', id: (parsed as { id?: unknown }).id ?? null, result });
+        }
         if (fault === 'lost-reply') {
           // The buy really happens; only the reply is lost.
           await core.createMediaBuy(args, caller.principal);
@@ -228,7 +250,11 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
   origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   mcpUrl = `${origin}/mcp`;
   const a2aUrl = opts.a2a === false ? undefined : `${origin}/a2a`;
-  if (a2aUrl) a2aHandler = await createA2AHandler(buildAdcpServer(core, mcpUrl, caller, stateStore), a2aUrl);
+  if (a2aUrl) {
+    a2aHandler = await createA2AHandler(buildAdcpServer(core, mcpUrl, caller, stateStore), core, a2aUrl, {
+      submittedDelayMs: opts.submittedDelayMs ?? 3000,
+    });
+  }
 
   let closed: Promise<void> | undefined;
   return {
@@ -258,6 +284,8 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
     createTaskBehindBuyersBack: (o) => core.createTaskBehindBuyersBack(o),
     sendWebhook: (taskId, content) => core.sendWebhook(taskId, content),
     webhooksSettled: () => notifier.drain(),
+    heldReplies: () => held.size,
+    releaseHeldReplies: (as = 'reply') => held.release(as),
   };
 }
 
@@ -277,6 +305,11 @@ async function readBody(req: IncomingMessage): Promise<string | undefined> {
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+function bearerOf(req: IncomingMessage): string | undefined {
+  const m = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '');
+  return m ? m[1]!.trim() : undefined;
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {

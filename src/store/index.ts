@@ -9,9 +9,11 @@ import { DeliveriesRepo } from './deliveries-repo.js';
 import { DbNonceReplayStore } from './nonce-repo.js';
 import { JobLeasesRepo } from './job-leases-repo.js';
 import { ReconcileRepo } from './reconcile-repo.js';
+import { InstancesRepo } from './instances-repo.js';
 import { NotificationsRepo, type NotificationsOptions } from './notifications-repo.js';
 import { SubscriptionsRepo } from './subscriptions-repo.js';
 import { SubscriptionDeliveriesRepo } from './subscription-deliveries-repo.js';
+import { SettingsRepo } from './settings-repo.js';
 
 export interface Store {
   db: Db;
@@ -23,9 +25,11 @@ export interface Store {
   nonces: DbNonceReplayStore;
   jobLeases: JobLeasesRepo;
   reconcile: ReconcileRepo;
+  instances: InstancesRepo;
   notifications: NotificationsRepo;
   subscriptions: SubscriptionsRepo;
   subscriptionDeliveries: SubscriptionDeliveriesRepo;
+  settings: SettingsRepo;
   close(): Promise<void>;
 }
 
@@ -46,9 +50,11 @@ export function storeFor(db: Db, opts: StoreOptions = {}): Store {
     nonces: new DbNonceReplayStore(db),
     jobLeases: new JobLeasesRepo(db),
     reconcile: new ReconcileRepo(db),
+    instances: new InstancesRepo(db),
     notifications,
     subscriptions: new SubscriptionsRepo(db),
     subscriptionDeliveries: new SubscriptionDeliveriesRepo(db),
+    settings: new SettingsRepo(db),
     close: () => db.close(),
   };
 }

@@ -80,6 +80,12 @@ export interface OperationsTable {
   updated_at: number;
   completed_at: number | null;
   parent_id: string | null;
+  /** JSON InputRequest (src/domain/input-request.ts) while a person is asked something. */
+  input_request?: string | null;
+  /** JSON {a2a_task_id, a2a_context_id, received_at}: the A2A continuation of the reply that asked. */
+  continuation?: string | null;
+  /** JSON RecordedAnswer, plus the continuation message while it is being sent. */
+  answer?: string | null;
 }
 
 export interface OperationEventsTable {
@@ -136,12 +142,23 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   reconcile_reports: ReconcileReportsTable;
   job_leases: JobLeasesTable;
+  instances: InstancesTable;
   notifications: NotificationsTable;
   reconcile_deferrals: ReconcileDeferralsTable;
   subscriptions: SubscriptionsTable;
   subscription_secrets: SubscriptionSecretsTable;
   subscription_deliveries: SubscriptionDeliveriesTable;
   subscription_delivery_attempts: SubscriptionDeliveryAttemptsTable;
+  tenant_settings: TenantSettingsTable;
+}
+
+/** A tenant's own rules (DESIGN.md §5.1): one JSON document per tenant. */
+export interface TenantSettingsTable {
+  tenant_id: string;
+  settings: string;
+  updated_at: number;
+  /** The key name of who last changed them. */
+  updated_by: string;
 }
 
 export interface ReconcileReportsTable {
@@ -253,4 +270,19 @@ export interface SubscriptionDeliveryAttemptsTable {
   next_attempt_at: number | null;
   /** The instance that made the attempt. */
   sent_by: string;
+}
+
+/** A running `serve` process: who it is, where, and when it last said it was alive. */
+export interface InstancesTable {
+  /** The app's instanceId: the owner written into the leases it takes. */
+  id: string;
+  pid: number;
+  hostname: string;
+  url: string | null;
+  /** Epoch ms, database clock. */
+  started_at: number;
+  /** Epoch ms, database clock. */
+  heartbeat_at: number;
+  /** PostgreSQL: the key of the advisory lock it holds while alive; the lock gone means the process is. */
+  lock_key: number | null;
 }

@@ -43,10 +43,11 @@ describe('scrubbing what agents answer', () => {
   });
 
   it('rebuilds a failure without them in its message, stack or AdCP error', () => {
-    const err = new AdcpTransportError(`JSON-RPC error -32602: echo ${HMAC}`, 'rpc', undefined, { code: 'INVALID', message: `auth ${TOKEN}` });
+    const err = new AdcpTransportError(`JSON-RPC error -32602: echo ${HMAC}`, 'rpc', undefined, { code: 'INVALID', message: `auth ${TOKEN}` }, -32602);
     const clean = scrubError(err, [HMAC, TOKEN]) as AdcpTransportError;
     expect(clean).toBeInstanceOf(AdcpTransportError);
     expect(clean.kind).toBe('rpc');
+    expect(clean.rpcCode).toBe(-32602);
     expect(`${clean.message} ${clean.stack} ${JSON.stringify(clean.adcpError)}`).not.toMatch(new RegExp(`${HMAC}|${TOKEN}`));
     const plain = scrubError(new TypeError(`fetch ${TOKEN}`), [TOKEN]) as Error;
     expect(plain.name).toBe('TypeError');
@@ -59,6 +60,7 @@ describe('scrubbing what agents answer', () => {
       getTask: async () => {
         throw new AdcpTransportError(`HTTP 401: bad token ${TOKEN}`, 'http', 401);
       },
+      continueTask: async (_a, c, _t, p) => ({ status: 'working', data: { text: c.text, input: p } }) as TaskReply,
       listTasks: async () => ({ tasks: [], hasMore: false, cursor: TOKEN }),
       close: async () => undefined,
     };
@@ -68,5 +70,7 @@ describe('scrubbing what agents answer', () => {
     expect((reply.data.echoed as any).account).toEqual({ account_id: 'acc_1' });
     await expect(client.getTask(agent, 't1')).rejects.toThrow('HTTP 401: bad token [redacted]');
     expect((await client.listTasks(agent, {})).cursor).toBe('[redacted]');
+    const continued = await client.continueTask(agent, { taskId: 'a2a-1', contextId: 'ctx-1', messageId: 'm1', text: `approved ${TOKEN}` }, 'create_media_buy', params);
+    expect(JSON.stringify(continued)).not.toMatch(new RegExp(`${HMAC}|${TOKEN}|${HOOK}`));
   });
 });

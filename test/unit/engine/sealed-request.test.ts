@@ -119,3 +119,14 @@ describe('the keyed digest of API requests (Idempotency-Key)', () => {
     expect(box.digest(text)).not.toBe(createHash('sha256').update(text).digest('hex'));
   });
 });
+
+describe('requests kept inside other stored JSON (a stored answer)', () => {
+  it('seal and open in place, as objects, and pass undefined through', () => {
+    const input = request();
+    const inside = sealer.sealedIn(input);
+    expect(JSON.stringify(inside)).not.toContain(HMAC_SECRET);
+    expect(JSON.stringify(sealer.openedIn(JSON.parse(JSON.stringify({ wrapped: inside })).wrapped))).toBe(JSON.stringify(input));
+    expect(sealer.sealedIn(undefined)).toBeUndefined();
+    expect(sealer.openedIn(undefined)).toBeUndefined();
+  });
+});
