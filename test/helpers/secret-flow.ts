@@ -6,7 +6,8 @@
  * wrong API keys, HMAC and Bearer media buys against the sandbox seller (with a
  * reporting webhook credential of the caller's own) completed by their webhooks,
  * calls to an agent that echoes everything back in its errors (refused, and
- * retried), a call with a token the seller refuses, forged webhooks, and a
+ * retried), a call with a token the seller refuses, a person's answer with a
+ * credential sent back on an A2A continuation, forged webhooks, and a
  * notification subscription (its URL's query is a credential, its secret is shown once).
  *
  * Returns every secret it saw go in, and the text of every answer the API gave.
@@ -59,6 +60,7 @@ export async function runSecretFlow(input: SecretFlowInput): Promise<SecretFlowR
     forgedWebhookCredentials: random('forged-'),
     // A receiver authenticating by a token in its URL's query.
     subscriptionUrlToken: random('hook-'),
+    answerCredentials: random('ans-'),
   };
 
   /** `shownOnce`: the answer that hands out a secret by design (a new subscription's), kept out of `answers`. */
@@ -106,6 +108,7 @@ export async function runSecretFlow(input: SecretFlowInput): Promise<SecretFlowR
   const echoId = (await call('POST', '/v1/agents', agent('echo', input.echo.url, 'a2a', secrets.echoToken))).body.id as string;
   const busyId = (await call('POST', '/v1/agents', agent('busy', input.echo.busyUrl, 'a2a', secrets.echoToken))).body.id as string;
   const refusedId = (await call('POST', '/v1/agents', agent('refused', input.seller.url, 'mcp', secrets.refusedToken))).body.id as string;
+  const a2aSellerId = (await call('POST', '/v1/agents', agent('seller-a2a', input.seller.a2aUrl!, 'a2a', input.sellerToken))).body.id as string;
 
   // HMAC and Bearer buys against the seller, one with the caller's own reporting credentials.
   const reporting = {
@@ -126,7 +129,8 @@ export async function runSecretFlow(input: SecretFlowInput): Promise<SecretFlowR
   const echoed = await call('POST', '/v1/media-buys', { agent_id: echoId, request: mediaBuyRequest('sandbox_instant'), webhook: 'hmac' });
   const busy = await call('POST', '/v1/media-buys', { agent_id: busyId, request: mediaBuyRequest('sandbox_instant'), webhook: 'bearer' });
   const refused = await call('POST', '/v1/media-buys', { agent_id: refusedId, request: mediaBuyRequest('sandbox_instant'), webhook: 'hmac' });
-  const operationIds = [hmac, bearer, echoed, busy, refused].map((r) => r.body.id as string);
+  const asking = await call('POST', '/v1/media-buys', { agent_id: a2aSellerId, request: mediaBuyRequest('sandbox_input_required'), webhook: 'hmac' });
+  const operationIds = [hmac, bearer, echoed, busy, refused, asking].map((r) => r.body.id as string);
 
   const operation = (id: string) => call('GET', `/v1/operations/${id}`).then((r) => r.body);
   const until = (id: string, done: (op: any) => boolean) => eventually(async () => ((op) => (done(op) ? op : undefined))(await operation(id)), 30_000, 100);
@@ -142,6 +146,17 @@ export async function runSecretFlow(input: SecretFlowInput): Promise<SecretFlowR
   expect(JSON.stringify(busyOp.events)).toContain('invalid params in');
   await until(refused.body.id, (o) => o.status === 'failed');
 
+  // A person answers the seller's question with corrected params carrying a credential; the answer
+  // goes back on the A2A continuation as the whole request again (our HMAC secret in it).
+  await until(asking.body.id, (o) => o.status === 'input-required');
+  const correction = { reporting_webhook: { ...reporting.reporting_webhook, token: undefined, authentication: { schemes: ['Bearer'], credentials: secrets.answerCredentials } } };
+  expect((await call('POST', `/v1/operations/${asking.body.id}/input`, { decision: 'respond', params: correction })).status).toBe(202);
+  const answeredOp = await until(asking.body.id, (o) => o.status === 'completed');
+  expect(answeredOp.events.map((e: any) => e.kind)).toContain('answer_sent');
+  expect(answeredOp.events.find((e: any) => e.kind === 'answered').detail.params.reporting_webhook.authentication.credentials).toBe('[redacted]');
+  const askedTask = input.seller.getTask(asking.body.task_id)!;
+  secrets.webhookSecretOfAnswered = askedTask.push!.authentication!.credentials!;
+
   // The secrets and URL tokens that went out, as the agents received them.
   const sellerCalls = toolCalls(input.sellerBodies, 'create_media_buy');
   type Hook = { url: string; authentication: { schemes: string[]; credentials: string } };
@@ -156,7 +171,7 @@ export async function runSecretFlow(input: SecretFlowInput): Promise<SecretFlowR
   const hooks = [...new Map(sent.map((args) => [args.push_notification_config.url, args.push_notification_config as Hook])).values()];
   expect(hooks).toHaveLength(4);
   hooks.forEach((h, i) => (secrets[`webhookSecret${i}`] = h.authentication.credentials));
-  const webhookTokens = hooks.map((h) => h.url.split('/').at(-1)!);
+  const webhookTokens = [...hooks, askedTask.push!].map((h) => h.url.split('/').at(-1)!);
   // The seller got the caller's own credentials in clear: they are unsealed for the call.
   expect(sellerCalls[0].args.reporting_webhook.authentication.credentials).toBe(secrets.reportingCredentials);
   for (const t of webhookTokens) expect(t).toMatch(/^[A-Za-z0-9_-]{32}$/);
