@@ -25,7 +25,7 @@ describe('agents add --token -', () => {
   it('reads the token from standard input and stores it sealed', async () => {
     const token = `cli-token-${Math.random().toString(36).slice(2)}-0123456789`;
     const { code, out } = await run(
-      ['agents', 'add', '--name', 'cli-seller', '--agent-url', 'http://127.0.0.1:9/mcp', '--token', '-', '--url', orch.url],
+      ['agents', 'add', '--name', 'cli-seller', '--agent-url', 'http://127.0.0.1:9/mcp', '--token', '-', '--url', orch.url, '--json'],
       { ADCP_ORCH_API_KEY: orch.apiKey },
       `${token}\n`,
     );
@@ -39,7 +39,7 @@ describe('agents add --token -', () => {
   });
 
   it('refuses an empty standard input', async () => {
-    const { code, out } = await run(['agents', 'add', '--name', 'empty', '--agent-url', 'http://127.0.0.1:9/mcp', '--token', '-', '--url', orch.url], { ADCP_ORCH_API_KEY: orch.apiKey }, '');
+    const { code, out } = await run(['agents', 'add', '--name', 'empty', '--agent-url', 'http://127.0.0.1:9/mcp', '--token', '-', '--url', orch.url, '--json'], { ADCP_ORCH_API_KEY: orch.apiKey }, '');
     expect(code).not.toBe(0);
     expect(out).toContain('nothing on standard input');
     expect((await orch.api('GET', '/v1/agents')).body.agents.map((a: any) => a.name)).not.toContain('empty');
