@@ -1,7 +1,8 @@
 /**
  * `adcp-orchestrator serve [--sandbox] [--port N] [--db URL]`.
- * With --sandbox: embedded SQLite under ./data, a sandbox seller on loopback,
- * registered for a `sandbox` tenant, and a ready-to-paste curl.
+ * With --sandbox: embedded SQLite under ./data, a sandbox seller and a sandbox
+ * governance agent on loopback, registered for a `sandbox` tenant, and a
+ * ready-to-paste curl.
  */
 import type { Command } from 'commander';
 import type { App } from '../../app.js';
