@@ -27,6 +27,8 @@ import { WebhookReceiver } from './webhooks/receiver.js';
 import { applyPendingDeliveries, startDeliveryMaintenance } from './webhooks/recovery.js';
 import { webhookRoutes } from './webhooks/route.js';
 import { createLiveUpdates, type LiveUpdates } from './notify/live-updates.js';
+import { liveSourceFrom } from './ui/live.js';
+import { dashboardRoutes } from './ui/plugin.js';
 
 export interface AppOptions {
   config: Config;
@@ -101,6 +103,15 @@ export async function createApp(opts: AppOptions): Promise<App> {
     now: () => clock.now(),
   });
   const live = createLiveUpdates({ store, bus, databaseUrl: config.ADCP_ORCH_DATABASE_URL, instanceId, logger, fallbackPollMs: config.ADCP_ORCH_SSE_FALLBACK_POLL_MS, wakeScheduler: () => scheduler.wake() });
+  const cancel = new CancelService(store, operations, bus, metrics, clock);
+  const dashboard = dashboardRoutes({
+    store,
+    cancel,
+    live: liveSourceFrom(live.feed, store),
+    clock,
+    sessionTtlMs: config.ADCP_ORCH_SESSION_TTL_MS,
+    publicUrl: config.ADCP_ORCH_PUBLIC_URL,
+  });
   let ready = false;
   let stopMaintenance: (() => void) | undefined;
   const api = await buildApi({
@@ -111,8 +122,8 @@ export async function createApp(opts: AppOptions): Promise<App> {
     logger,
     isReady: () => ready,
     reconciler: reconciliation.reconciler,
-    cancel: new CancelService(store, operations, bus, metrics, clock),
-    plugins: [webhookRoutes(receiver, config.ADCP_ORCH_PUBLIC_URL), live.routes],
+    cancel,
+    plugins: [webhookRoutes(receiver, config.ADCP_ORCH_PUBLIC_URL), live.routes, dashboard],
   });
 
   return {

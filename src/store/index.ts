@@ -9,6 +9,7 @@ import { DeliveriesRepo } from './deliveries-repo.js';
 import { DbNonceReplayStore } from './nonce-repo.js';
 import { JobLeasesRepo } from './job-leases-repo.js';
 import { ReconcileRepo } from './reconcile-repo.js';
+import { SessionsRepo } from './sessions-repo.js';
 
 export interface Store {
   db: Db;
@@ -20,6 +21,7 @@ export interface Store {
   nonces: DbNonceReplayStore;
   jobLeases: JobLeasesRepo;
   reconcile: ReconcileRepo;
+  sessions: SessionsRepo;
   close(): Promise<void>;
 }
 
@@ -34,6 +36,7 @@ export function storeFor(db: Db): Store {
     nonces: new DbNonceReplayStore(db),
     jobLeases: new JobLeasesRepo(db),
     reconcile: new ReconcileRepo(db),
+    sessions: new SessionsRepo(db),
     close: () => db.close(),
   };
 }

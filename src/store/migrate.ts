@@ -11,6 +11,7 @@ import { reconcile } from './migrations/003-reconcile.js';
 import { operationParent } from './migrations/012-operation-parent.js';
 import { keyRoles } from './migrations/005-key-roles.js';
 import { reconcileRetry } from './migrations/009-reconcile-retry.js';
+import { sessions } from './migrations/013-sessions.js';
 
 export function migrationsFor(db: Db): Record<string, Migration> {
   return {
@@ -20,6 +21,7 @@ export function migrationsFor(db: Db): Record<string, Migration> {
     '005-key-roles': keyRoles(db.dialect),
     '009-reconcile-retry': reconcileRetry,
     '012-operation-parent': operationParent,
+    '013-sessions': sessions,
   };
 }
 

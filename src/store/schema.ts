@@ -137,6 +137,7 @@ export interface Database {
   reconcile_reports: ReconcileReportsTable;
   job_leases: JobLeasesTable;
   reconcile_deferrals: ReconcileDeferralsTable;
+  sessions: SessionsTable;
 }
 
 export interface ReconcileReportsTable {
@@ -166,4 +167,14 @@ export interface ReconcileDeferralsTable {
   waiting_on: string;
   /** Start of the run that deferred. */
   deferred_at: number;
+}
+
+/** A signed-in dashboard browser (src/ui/): acts as its API key until `expires_at`. */
+export interface SessionsTable {
+  /** SHA-256 (hex) of the token in the session cookie; the token is never stored. */
+  token_hash: string;
+  tenant_id: string;
+  key_id: string;
+  created_at: number;
+  expires_at: number;
 }
