@@ -1,13 +1,14 @@
 /**
- * Webhook in → SSE event out (DESIGN.md §11: p99 ≤ 20 ms at 1,000 webhooks/s).
+ * Webhook in → SSE notification out (DESIGN.md §11: p99 ≤ 20 ms at 1,000 webhooks/s).
  *
  * The real orchestrator in this process; a client process holds
- * GET /v1/events (Server-Sent Events for the tenant, Authorization: Bearer) open
- * and posts HMAC-signed webhooks open-loop at a fixed rate (each one moves a
- * distinct `submitted` operation to `working`, so each yields one event), then
- * measures from the moment each webhook was sent to the moment the SSE message
- * naming its operation arrives (same process, same clock). Runs at 1,000/s (the
- * target) and at 200/s and 20/s (diagnostics, below the ingest ceiling).
+ * GET /v1/events (Server-Sent Events of the tenant's notifications, Authorization:
+ * Bearer) open and posts HMAC-signed webhooks open-loop at a fixed rate (each one
+ * moves a distinct `submitted` operation to `completed`, so each yields one
+ * `operation.completed` notification: `working` raises none), then measures from
+ * the moment each webhook was sent to the moment the SSE message naming its
+ * operation arrives (same process, same clock). Runs at 1,000/s (the target) and
+ * at 200/s and 20/s (diagnostics, below the ingest ceiling).
  *
  * If GET /v1/events does not exist yet, prints "not measurable" and exits 0.
  *
@@ -63,7 +64,8 @@ if (values.client) {
         let id: string | undefined;
         try {
           const parsed = JSON.parse(data);
-          id = parsed.operation_id ?? parsed.operation?.id;
+          // A notification body: {id, type, …, data: {operation: {id, …}, event}}.
+          id = parsed.data?.operation?.id ?? parsed.operation_id;
         } catch {
           /* not JSON */
         }
@@ -158,7 +160,7 @@ if (values.client) {
     });
     const at = Date.now() - 30_000;
     const requests = ops.map((op) => {
-      const body = envelope({ op, status: 'working', at, key: `sse-${op.id}-${randomBytes(4).toString('hex')}` });
+      const body = envelope({ op, status: 'completed', at, key: `sse-${op.id}-${randomBytes(4).toString('hex')}` });
       return { opId: op.id, path: `/webhooks/adcp/${op.token}`, headers: hmacHeaders(op.secret!, body), body };
     });
     send(client, { origin: bench.url, apiKey: bench.apiKey, rate, seconds: SECONDS, requests });

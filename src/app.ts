@@ -62,7 +62,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
   const clock = opts.clock ?? systemClock;
   const instanceId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const secretKey = resolveSecretKey(config.ADCP_ORCH_SECRET_KEY, config.ADCP_ORCH_DATABASE_URL);
-  const store = await openStore(config.ADCP_ORCH_DATABASE_URL);
+  const store = await openStore(config.ADCP_ORCH_DATABASE_URL, { notifications: { publicUrl: config.ADCP_ORCH_PUBLIC_URL } });
   const secrets = new SecretBox(secretKey.key);
   const metrics = new Metrics(store);
   const bus = new ChangeBus();
@@ -102,12 +102,12 @@ export async function createApp(opts: AppOptions): Promise<App> {
     log: logger,
     now: () => clock.now(),
   });
-  const live = createLiveUpdates({ store, bus, databaseUrl: config.ADCP_ORCH_DATABASE_URL, instanceId, logger, fallbackPollMs: config.ADCP_ORCH_SSE_FALLBACK_POLL_MS, wakeScheduler: () => scheduler.wake() });
+  const live = createLiveUpdates({ store, bus, databaseUrl: config.ADCP_ORCH_DATABASE_URL, instanceId, logger, fallbackPollMs: config.ADCP_ORCH_SSE_FALLBACK_POLL_MS, heartbeatMs: config.ADCP_ORCH_SSE_HEARTBEAT_MS, wakeScheduler: () => scheduler.wake() });
   const cancel = new CancelService(store, operations, bus, metrics, clock);
   const dashboard = dashboardRoutes({
     store,
     cancel,
-    live: liveSourceFrom(live.feed, store),
+    live: liveSourceFrom(live.feed),
     clock,
     sessionTtlMs: config.ADCP_ORCH_SESSION_TTL_MS,
     publicUrl: config.ADCP_ORCH_PUBLIC_URL,

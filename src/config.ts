@@ -88,6 +88,13 @@ export const ConfigSchema = z.object({
   ADCP_ORCH_SCHEDULER_TICK_MS: intMs(1_000),
   /** How often an SSE stream reads the database even without a wake-up (covers a lost NOTIFY). */
   ADCP_ORCH_SSE_FALLBACK_POLL_MS: intMs(1_000),
+  /** How often an SSE stream gets a `: heartbeat` comment, so proxies keep an idle stream open. */
+  ADCP_ORCH_SSE_HEARTBEAT_MS: z.coerce
+    .number({ message: 'must be a number of milliseconds' })
+    .int('must be a whole number of milliseconds')
+    .min(10, 'must be at least 10 ms')
+    .max(3_600_000, 'must be at most an hour')
+    .default(15_000),
   /** How long a dashboard sign-in lasts before the person signs in again (default 12 h). */
   ADCP_ORCH_SESSION_TTL_MS: z.coerce
     .number({ message: 'must be a number of milliseconds' })

@@ -11,6 +11,8 @@ export interface SdkTables {
   mutatingTasks: string[];
   notifyingTasks: string[];
   errorRecovery: Record<string, string>;
+  /** Task → its response schema's export name in `@adcp/sdk/schemas` (see task-result.ts). */
+  responseSchemas: Record<string, string>;
 }
 
 export const SDK_TABLES: SdkTables = JSON.parse(readFileSync(new URL('./sdk-tables.generated.json', import.meta.url), 'utf8'));

@@ -1,5 +1,11 @@
-/** Turns stored rows into the JSON of DESIGN.md §5. Secrets never pass through here. */
-import type { AgentRow, EventRow, OperationRow } from '../store/index.js';
+/**
+ * Turns stored rows into the JSON of DESIGN.md §5. Secrets never pass through here.
+ * Operations and events are presented by the pure functions in src/domain/operation-json.ts,
+ * which notifications use too, so the API and the notification bodies never disagree.
+ */
+import type { AgentRow } from '../store/index.js';
+
+export { presentEvent, presentOperation } from '../domain/operation-json.js';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const json = (text: string | null) => (text === null ? null : JSON.parse(text));
@@ -15,53 +21,5 @@ export function presentAgent(a: AgentRow) {
     auth: a.auth_token_enc ? { scheme: 'bearer', token_set: true } : null,
     webhook_signing: json(a.webhook_signing),
     created_at: iso(a.created_at),
-  };
-}
-
-/** The request as sent, minus the webhook credential we minted (a secret). */
-function presentRequest(body: string) {
-  const request = JSON.parse(body);
-  const auth = request?.push_notification_config?.authentication;
-  if (auth && typeof auth === 'object' && 'credentials' in auth) auth.credentials = '[redacted]';
-  return request;
-}
-
-export function presentEvent(e: EventRow) {
-  return {
-    id: e.id,
-    at: iso(e.at),
-    source: e.source,
-    kind: e.kind,
-    from: e.from_status,
-    to: e.to_status,
-    detail: json(e.detail),
-    actor: e.actor,
-  };
-}
-
-export function presentOperation(o: OperationRow, events?: EventRow[]) {
-  return {
-    id: o.id,
-    type: o.type,
-    agent_id: o.agent_id,
-    status: o.status,
-    task_id: o.task_id,
-    context_id: o.context_id,
-    idempotency_key: o.idempotency_key,
-    request: presentRequest(o.request_body),
-    result: json(o.result),
-    error: json(o.error),
-    needs_input: o.needs_input === 1,
-    input_message: o.input_message,
-    stalled: o.stalled === 1,
-    stalled_reason: o.stalled_reason,
-    webhook: o.webhook_mode,
-    deadline_at: iso(o.deadline_at),
-    next_check_at: iso(o.next_check_at),
-    created_at: iso(o.created_at),
-    updated_at: iso(o.updated_at),
-    completed_at: iso(o.completed_at),
-    parent_id: o.parent_id,
-    ...(events ? { events: events.map(presentEvent) } : {}),
   };
 }

@@ -91,7 +91,7 @@ export class CancelService {
     const decision = result.value;
     if (decision.kind === 'canceled_here') {
       if (result.outcome === 'applied') {
-        this.bus.publish({ operation: result.row, events: result.events });
+        this.bus.publish({ operation: result.row, events: result.events, notifications: result.notifications });
         this.metrics.transition(result.row.type, decision.from, 'canceled', 'user');
       }
       return { operation: result.row };
@@ -143,7 +143,7 @@ export class CancelService {
       }),
       now,
     );
-    if (noted.outcome === 'applied') this.bus.publish({ operation: noted.row, events: noted.events });
+    if (noted.outcome === 'applied') this.bus.publish({ operation: noted.row, events: noted.events, notifications: noted.notifications });
     return { operation: noted.outcome === 'applied' ? noted.row : row, sellerCancel: child };
   }
 }

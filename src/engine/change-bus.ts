@@ -1,14 +1,17 @@
 /**
  * In-process notice that an operation changed, after its transaction committed.
  * Live views (SSE, the scheduler's wake-up) listen here; the database stays the
- * source of truth, so a missed notice only delays, never loses.
+ * source of truth, so a missed notice only delays, never loses. It carries the
+ * committed notifications, so local SSE streams are fed from the change itself
+ * instead of each reading them back.
  */
 import { EventEmitter } from 'node:events';
-import type { EventRow, OperationRow } from '../store/index.js';
+import type { EventRow, NotificationRow, OperationRow } from '../store/index.js';
 
 export interface OperationChange {
   operation: OperationRow;
   events: EventRow[];
+  notifications: NotificationRow[];
 }
 
 export class ChangeBus {

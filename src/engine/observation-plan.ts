@@ -7,7 +7,9 @@ import { decide, type EventSource } from '../domain/observe.js';
 import { isTerminal, NEEDS_INPUT_STATUSES, type AdcpTaskStatus, type OperationStatus } from '../domain/status.js';
 import { pollDelayMs } from '../domain/timing.js';
 import type { AdcpError } from '../adcp/types.js';
+import type { ResultIssue } from '../adcp/task-result.js';
 import type { MutationPlan, NewEvent, OperationPatch, OperationRow } from '../store/operations-repo.js';
+import { resultInvalidEvent } from './conflict-events.js';
 
 export interface TaskObservation {
   status: AdcpTaskStatus;
@@ -19,6 +21,14 @@ export interface TaskObservation {
   timestamp?: number;
   data?: Record<string, unknown>;
   error?: AdcpError;
+  /**
+   * Set when `data` is a terminal result that failed the task's response schema
+   * (checked by whoever read the observation: see adcp/task-result.ts). Such an
+   * observation is not authoritative: it is recorded as a conflict and changes nothing.
+   */
+  resultIssues?: ResultIssue[];
+  /** The webhook delivery's idempotency_key, for audit records. */
+  deliveryKey?: string;
 }
 
 export interface TimingPolicy {
@@ -30,7 +40,16 @@ export interface TimingPolicy {
   inputReminderMs?: number;
 }
 
-export type ObservationOutcome = 'transition' | 'same' | 'duplicate_terminal' | 'conflict' | 'stale' | 'illegal' | 'task_conflict';
+export type ObservationOutcome =
+  | 'transition'
+  | 'same'
+  | 'duplicate_terminal'
+  | 'conflict'
+  | 'stale'
+  | 'illegal'
+  | 'task_conflict'
+  | 'task_type_conflict'
+  | 'result_invalid';
 
 /** Stalled operations are still reconciled, at this fraction of the normal pace. */
 export const STALLED_SLOWDOWN = 10;
@@ -100,6 +119,13 @@ export function planObservation(
       ],
       value: 'task_conflict',
     };
+  }
+  // A result that is not the task's response is not an observation to converge on: no status,
+  // no result, not even the task id it names. It is kept as a conflict for a person (and the
+  // delivery itself in webhook_deliveries), before the terminal rules, so it can neither settle
+  // an operation nor pass for a duplicate of the terminal that did.
+  if (obs.resultIssues) {
+    return { events: [resultInvalidEvent(row, { ...obs, resultIssues: obs.resultIssues })], value: 'result_invalid' };
   }
   // A late reply still teaches us the task id and context (folded in even after a terminal webhook).
   if (obs.taskId && !row.task_id) patch.task_id = obs.taskId;

@@ -124,14 +124,14 @@ export class OperationService {
         parent_id: input.parentId ?? null,
       },
     );
-    let events;
+    let written;
     try {
-      events = await this.store.operations.insert(row, { source: 'user', kind: 'created', to: 'requested', at: now, actor: input.actor });
+      written = await this.store.operations.insert(row, { source: 'user', kind: 'created', to: 'requested', at: now, actor: input.actor });
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;
       return { row: await this.existingFor(row, params), inserted: false };
     }
-    this.bus.publish({ operation: row, events });
+    this.bus.publish({ operation: row, ...written });
     this.metrics.transition(row.type, 'none', 'requested', 'user');
     return { row, inserted: true };
   }
@@ -354,9 +354,9 @@ export class OperationService {
   }
 
   /** After an observation committed: change notice, metrics, log. */
-  async observed(operationId: string, result: MutateResult<ObservationOutcome>): Promise<void> {
-    if (result.outcome === 'applied' && result.events.length > 0) this.bus.publish({ operation: result.row, events: result.events });
-    if (result.outcome === 'applied') await this.recordObservationMetrics(result.row, result.events);
+  async observed(operationId: string, result: MutateResult<ObservationOutcome | 'task_type_conflict' | null>): Promise<void> {
+    if (result.outcome === 'applied' && result.events.length > 0) this.bus.publish({ operation: result.row, events: result.events, notifications: result.notifications });
+    if (result.outcome === 'applied') await this.recordObservationMetrics(result.row, result.events, result.value);
     if (result.outcome === 'lease_lost') this.log.info({ operation_id: operationId }, 'lease lost before writing; discarded');
   }
 
@@ -472,13 +472,14 @@ export class OperationService {
     alongside?: (trx: Tx, value: T) => Promise<void>,
   ): Promise<MutateResult<T>> {
     const result = await this.store.operations.mutate(id, lease, plan, now, alongside);
-    if (result.outcome === 'applied' && result.events.length > 0) this.bus.publish({ operation: result.row, events: result.events });
+    if (result.outcome === 'applied' && result.events.length > 0) this.bus.publish({ operation: result.row, events: result.events, notifications: result.notifications });
     return result;
   }
 
-  private async recordObservationMetrics(row: OperationRow, events: EventRow[]): Promise<void> {
+  private async recordObservationMetrics(row: OperationRow, events: EventRow[], outcome: ObservationOutcome | 'task_type_conflict' | null): Promise<void> {
     for (const e of events) {
-      if (e.kind === 'conflict') this.metrics.conflict(row.type);
+      // Only a second, different terminal is a terminal conflict; a refused result or task type is alarmed by the receiver.
+      if (e.kind === 'conflict' && outcome === 'conflict') this.metrics.conflict(row.type);
       if (e.kind !== 'transition' || !e.to_status) continue;
       this.metrics.transition(row.type, e.from_status ?? '', e.to_status, e.source);
       const leftInput = e.from_status === 'input-required';

@@ -195,8 +195,8 @@ export class Reconciler {
   private async adopt(agent: AgentRow, task: ListedTask): Promise<boolean> {
     const { row, event } = adoptedOperation(agent, task, this.options.timing, this.clock.now(), this.clock.random);
     try {
-      const events = await this.store.operations.insert(row, event);
-      this.bus.publish({ operation: row, events });
+      const written = await this.store.operations.insert(row, event);
+      this.bus.publish({ operation: row, ...written });
       this.metrics.transition(row.type, 'none', row.status, 'reconcile');
       return true;
     } catch (err) {
@@ -254,7 +254,7 @@ export class Reconciler {
       },
       now,
     );
-    if (result.outcome === 'applied') this.bus.publish({ operation: result.row, events: result.events });
+    if (result.outcome === 'applied') this.bus.publish({ operation: result.row, events: result.events, notifications: result.notifications });
   }
 }
 

@@ -1,27 +1,28 @@
 /**
- * Fan-out of a tenant's operation events to live readers (SSE streams).
+ * Fan-out of a tenant's notifications to live readers (SSE streams), in `seq`
+ * order, each exactly once per stream, whichever instance wrote it.
  *
- * Wake-ups carry no data: the in-process ChangeBus, a NOTIFY from another
- * instance and a fallback timer all just say "look again". Each reader then
- * reads `eventsSince(tenant, cursor)` from the database, so events arrive in id
- * order, exactly once per stream, whichever instance wrote them and even when a
- * wake-up was lost (the timer catches up within `fallbackPollMs`). Readers only
- * go up to the event horizon (see event-horizon.ts), so a slow transaction's
- * event is never overtaken and skipped.
+ * Each reader keeps a position: a global seq such that every notification of its
+ * tenant up to it has been handed over. Two ways forward:
+ *
+ * - Local (the hot path): changes committed in this process are published on the
+ *   ChangeBus with their notifications, which the feed keeps in a small window of
+ *   recent ones. A reader walks that window from its position while the seqs are
+ *   contiguous; a notification published here has committed, and a run with no
+ *   missing seq leaves nothing in between, so no database read is needed.
+ * - From the database: when the walk meets a missing seq (written by another
+ *   instance, published late, rolled back, or older than the window), and on
+ *   every NOTIFY from another instance and every fallback tick (which covers a lost
+ *   wake-up), the reader reads its tenant's rows up to the horizon (see
+ *   event-horizon.ts), so a slow transaction's row is never overtaken and skipped.
  */
 import type { Logger } from 'pino';
-import type { EventRow, Store } from '../store/index.js';
+import type { NotificationRow, Store } from '../store/index.js';
 import type { EventHorizon } from './event-horizon.js';
 
-export interface FeedEvent {
-  row: EventRow;
-  /** The operation's status when the event was read (its current one, not the one at event time). */
-  status: string | null;
-}
-
 export interface FeedReader {
-  /** Hands over the next events, oldest first; the next batch waits until this resolves (back-pressure). */
-  deliver(events: FeedEvent[]): Promise<void>;
+  /** Hands over the next notifications, oldest first; the next batch waits until this resolves (back-pressure). */
+  deliver(rows: NotificationRow[]): Promise<void>;
   /** The feed is shutting down: end the stream. */
   end(): void;
 }
@@ -31,15 +32,22 @@ export interface FeedSubscription {
 }
 
 export interface EventFeedOptions {
-  /** How often every reader looks again even without a wake-up; 0 for never. */
+  /** How often every reader looks in the database even without a wake-up; 0 for never. */
   fallbackPollMs: number;
-  /** Events read per query while catching up. */
+  /** Rows read per query while catching up. */
   pageSize: number;
+  /** Recent local notifications kept for the local path. */
+  windowSize?: number;
 }
+
+const DEFAULT_WINDOW = 10_000;
 
 export class EventFeed {
   private readonly readers = new Set<Reader>();
   private timer: NodeJS.Timeout | undefined;
+  /** Recent notifications committed here, by seq (insertion order is about seq order). */
+  private readonly recent = new Map<number, NotificationRow>();
+  private recentMax = 0;
 
   constructor(
     private readonly store: Store,
@@ -71,21 +79,44 @@ export class EventFeed {
     return this.readers.size;
   }
 
-  /** Starts delivering the tenant's events with id > afterId, catching up from the database first. */
-  subscribe(tenantId: string, afterId: number, target: FeedReader): FeedSubscription {
-    const reader = new Reader(this, tenantId, afterId, target);
+  /** Where a stream that asks for nothing old starts. */
+  startingPoint(): Promise<number> {
+    return this.horizon.startingPoint();
+  }
+
+  /** Starts delivering the tenant's notifications with seq > afterSeq (of the given types), catching up from the database first. */
+  subscribe(tenantId: string, afterSeq: number, target: FeedReader, types?: ReadonlySet<string>): FeedSubscription {
+    const reader = new Reader(this, tenantId, afterSeq, target, types);
     this.readers.add(reader);
-    reader.kick();
+    reader.kick(true);
     return reader;
   }
 
-  /** Something of this tenant changed (here or on another instance). */
+  /** Notifications committed in this process (ChangeBus): kept for the local path, and their tenants' readers kicked. */
+  publish(rows: readonly NotificationRow[]): void {
+    if (rows.length === 0) return;
+    const tenants = new Set<string>();
+    for (const row of rows) {
+      this.recent.set(row.seq, row);
+      if (row.seq > this.recentMax) this.recentMax = row.seq;
+      tenants.add(row.tenant_id);
+    }
+    const max = this.options.windowSize ?? DEFAULT_WINDOW;
+    // Oldest first, about: an entry dropped early only sends a reader to the database.
+    for (const seq of this.recent.keys()) {
+      if (this.recent.size <= max) break;
+      this.recent.delete(seq);
+    }
+    for (const r of this.readers) if (tenants.has(r.tenantId)) r.kick(false);
+  }
+
+  /** Something of this tenant changed on another instance: its readers look in the database. */
   wake(tenantId: string): void {
-    for (const r of this.readers) if (r.tenantId === tenantId) r.kick();
+    for (const r of this.readers) if (r.tenantId === tenantId) r.kick(true);
   }
 
   wakeAll(): void {
-    for (const r of this.readers) r.kick();
+    for (const r of this.readers) r.kick(true);
   }
 
   /** @internal */
@@ -93,45 +124,59 @@ export class EventFeed {
     this.readers.delete(reader);
   }
 
-  /** @internal One page of the tenant's events after `cursor` that are safe to hand out. */
-  async read(tenantId: string, cursor: number): Promise<{ events: FeedEvent[]; more: boolean }> {
+  /**
+   * @internal The local path: the tenant's notifications from the window after `pos`,
+   * as far as the seqs run without a gap. `gap` says a missing seq stopped the walk
+   * below the newest one known here, so the database must be asked.
+   */
+  fromWindow(tenantId: string, pos: number): { rows: NotificationRow[]; pos: number; gap: boolean } {
+    const rows: NotificationRow[] = [];
+    let at = pos;
+    for (let next = this.recent.get(at + 1); next; next = this.recent.get(at + 1)) {
+      at = next.seq;
+      if (next.tenant_id === tenantId) rows.push(next);
+    }
+    return { rows, pos: at, gap: at < this.recentMax };
+  }
+
+  /** @internal One page of the tenant's notifications after `pos` that are safe to hand out, and the position reached. */
+  async read(tenantId: string, pos: number): Promise<{ rows: NotificationRow[]; pos: number; more: boolean }> {
     const safe = await this.horizon.current();
-    if (safe <= cursor) return { events: [], more: false };
-    const rows = await this.store.operations.eventsSince(tenantId, cursor, this.options.pageSize);
-    const visible = rows.filter((r) => r.id <= safe);
-    if (visible.length === 0) return { events: [], more: false };
-    const ids = [...new Set(visible.map((r) => r.operation_id))];
-    const ops = await this.store.db.kysely.selectFrom('operations').select(['id', 'status']).where('id', 'in', ids).execute();
-    const status = new Map(ops.map((o) => [o.id, o.status]));
-    return {
-      events: visible.map((row) => ({ row, status: status.get(row.operation_id) ?? null })),
-      // A full page may be followed by more; a page cut at the horizon waits for a wake-up.
-      more: visible.length === rows.length && rows.length === this.options.pageSize,
-    };
+    if (safe <= pos) return { rows: [], pos, more: false };
+    const rows = await this.store.notifications.after(tenantId, pos, this.options.pageSize, safe);
+    // A full page may be followed by more; otherwise every row of this tenant up to the horizon has been read.
+    if (rows.length === this.options.pageSize) return { rows, pos: rows[rows.length - 1]!.seq, more: true };
+    return { rows, pos: safe, more: false };
   }
 
   /** @internal */
   readFailed(err: unknown, tenantId: string): void {
-    this.log.warn({ err, tenant_id: tenantId }, 'event feed: reading events failed; retrying on the next wake-up');
+    this.log.warn({ err, tenant_id: tenantId }, 'event feed: reading notifications failed; retrying on the next wake-up');
   }
 }
 
-/** One stream's cursor and its single-flight pump. */
+/** One stream's position and its single-flight pump. */
 class Reader implements FeedSubscription {
   private running = false;
   private again = false;
+  private needsRead = false;
   private closed = false;
 
   constructor(
     private readonly feed: EventFeed,
     readonly tenantId: string,
-    private cursor: number,
+    private pos: number,
     readonly target: FeedReader,
+    private readonly types?: ReadonlySet<string>,
   ) {}
 
-  /** Look again; a kick during a pump makes the pump go round once more, never run twice at once. */
-  kick(): void {
+  /**
+   * Look again (`fromDatabase`: also read the table, as after a remote change). A kick
+   * during a pump makes the pump go round once more, never run twice at once.
+   */
+  kick(fromDatabase: boolean): void {
     if (this.closed) return;
+    if (fromDatabase) this.needsRead = true;
     if (this.running) {
       this.again = true;
       return;
@@ -149,18 +194,30 @@ class Reader implements FeedSubscription {
     try {
       do {
         this.again = false;
-        for (;;) {
-          const { events, more } = await this.feed.read(this.tenantId, this.cursor);
-          if (this.closed || events.length === 0) break;
-          await this.target.deliver(events);
-          this.cursor = events[events.length - 1]!.row.id;
-          if (!more) break;
+        const local = this.feed.fromWindow(this.tenantId, this.pos);
+        if (local.rows.length > 0) await this.hand(local.rows);
+        if (this.closed) break;
+        this.pos = Math.max(this.pos, local.pos);
+        if (local.gap) this.needsRead = true;
+        while (this.needsRead && !this.closed) {
+          this.needsRead = false;
+          const page = await this.feed.read(this.tenantId, this.pos);
+          if (this.closed) break;
+          if (page.rows.length > 0) await this.hand(page.rows);
+          this.pos = Math.max(this.pos, page.pos);
+          if (page.more) this.needsRead = true;
         }
+        // Anything published meanwhile kicked us (`again`): its rows are in the window.
       } while (this.again && !this.closed);
     } catch (err) {
       if (!this.closed) this.feed.readFailed(err, this.tenantId);
     } finally {
       this.running = false;
     }
+  }
+
+  private async hand(rows: NotificationRow[]): Promise<void> {
+    const wanted = this.types ? rows.filter((r) => this.types!.has(r.type)) : rows;
+    if (wanted.length > 0) await this.target.deliver(wanted);
   }
 }

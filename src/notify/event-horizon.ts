@@ -1,33 +1,65 @@
 /**
- * The event horizon: the highest `operation_events.id` below which nothing new can
- * still appear. Live readers only hand out events up to it, so a stream that has
- * sent id N never later finds a smaller id it skipped.
+ * The horizon: the highest `notifications.seq` below which nothing new can still
+ * appear. Live readers only hand out notifications up to it, so a stream that has
+ * sent seq N never later finds a smaller seq it skipped.
  *
  * SQLite has one writer at a time (BEGIN IMMEDIATE) and AUTOINCREMENT rolls back
- * with its transaction, so ids become visible in order: no horizon is needed.
+ * with its transaction, so seqs become visible in order: the highest visible one
+ * is the horizon.
  *
- * PostgreSQL hands out `bigserial` ids when rows are inserted, but transactions
- * commit in any order: id 101 may be visible while 100 is still in flight (or was
- * rolled back and never will be). A gap below a visible id belongs to a
- * transaction that was running when we looked, because every writer of events
- * locks or inserts its operation row (taking a transaction id) before it draws an
- * event id. So: note the snapshot's in-progress transaction ids when a gap is
- * seen; once all of them have ended, every id up to the highest one then visible
- * is final. A transaction that never ends (an unrelated long one in the list)
- * would stall live delivery, so after `maxGapWaitMs` the gap is passed anyway and
- * logged; its events are still in the database for GET /v1/operations/:id.
+ * PostgreSQL hands out `bigserial` values when rows are inserted, but transactions
+ * commit in any order: seq 101 may be visible while 100 is still in flight (or was
+ * rolled back and never will be). A gap below a visible seq belongs to a
+ * transaction that was running when we looked, because every writer of
+ * notifications holds a transaction id before it draws a seq (the operations repo
+ * has locked or inserted the operation row; NotificationsRepo.insertIn takes one
+ * explicitly). So: note the snapshot's in-progress transaction ids when a gap is
+ * seen; once all of them (those of this database: the others cannot write here)
+ * have ended, every seq up to the highest one then visible is final. A transaction
+ * that never ends (an unrelated long one in the list) would stall live delivery, so after `maxGapWaitMs` the gap is passed anyway and
+ * logged; its notifications are still in the table (and delivered to subscribers).
+ *
+ * The table and column are parameters so another ordered outbox reader can use
+ * the same logic.
  */
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Db } from '../store/db.js';
 
 export interface EventHorizon {
-  /** Every event with id ≤ the answer that will ever exist is visible now. */
+  /** Every row with seq ≤ the answer that will ever exist is visible now. */
   current(): Promise<number>;
+  /**
+   * Where a reader that wants only what comes from now on starts: the horizon, or
+   * while PostgreSQL's first look is still settling, the highest seq seen then
+   * (not 0, which would replay the whole history).
+   */
+  startingPoint(): Promise<number>;
 }
 
-/** SQLite: ids are visible in order, so everything visible is safe. */
-export const unboundedHorizon: EventHorizon = { current: async () => Number.MAX_SAFE_INTEGER };
+export interface SeqColumn {
+  table: string;
+  column: string;
+}
+
+const NOTIFICATIONS_SEQ: SeqColumn = { table: 'notifications', column: 'seq' };
+
+/** SQLite: seqs are visible in order, so the highest visible one is safe. */
+export class SqliteHorizon implements EventHorizon {
+  constructor(
+    private readonly db: Db,
+    private readonly seq: SeqColumn = NOTIFICATIONS_SEQ,
+  ) {}
+
+  async current(): Promise<number> {
+    const { rows } = await sql<{ max: number | null }>`SELECT max(${sql.ref(this.seq.column)}) AS max FROM ${sql.table(this.seq.table)}`.execute(this.db.kysely);
+    return Number(rows[0]?.max ?? 0);
+  }
+
+  startingPoint(): Promise<number> {
+    return this.current();
+  }
+}
 
 interface Pending {
   /** Ids up to here are final once `xip` have all ended. */
@@ -52,7 +84,13 @@ export class PgEventHorizon implements EventHorizon {
     private readonly db: Db,
     private readonly log: Logger,
     private readonly maxGapWaitMs = 30_000,
+    private readonly seq: SeqColumn = NOTIFICATIONS_SEQ,
   ) {}
+
+  async startingPoint(): Promise<number> {
+    const safe = await this.current();
+    return this.pending?.initial ? Math.max(safe, this.pending.upTo) : safe;
+  }
 
   /**
    * Coalesces callers: at most one look at the database runs, and a caller that
@@ -77,7 +115,7 @@ export class PgEventHorizon implements EventHorizon {
     if (this.safe < 0) {
       // First look: the current maximum is final once everything in flight now has ended.
       const { rows } = await sql<{ max: number | null; snap: string }>`
-        SELECT (SELECT max(id) FROM operation_events) AS max, pg_current_snapshot()::text AS snap`.execute(this.db.kysely);
+        SELECT (SELECT max(${this.col}) FROM ${this.table}) AS max, pg_current_snapshot()::text AS snap`.execute(this.db.kysely);
       const max = Number(rows[0]?.max ?? 0);
       this.safe = 0;
       this.pending = { upTo: max, xip: xipOf(rows[0]!.snap), since: Date.now(), initial: true };
@@ -91,7 +129,7 @@ export class PgEventHorizon implements EventHorizon {
     // Walk forward over visible ids while they are contiguous; stop at the first gap.
     for (;;) {
       const { rows } = await sql<{ id: number }>`
-        SELECT id FROM operation_events WHERE id > ${this.safe} ORDER BY id LIMIT ${PAGE}`.execute(this.db.kysely);
+        SELECT ${this.col} AS id FROM ${this.table} WHERE ${this.col} > ${this.safe} ORDER BY ${this.col} LIMIT ${PAGE}`.execute(this.db.kysely);
       let i = 0;
       while (i < rows.length && Number(rows[i]!.id) === this.safe + 1) this.safe = Number(rows[i++]!.id);
       if (i < rows.length) {
@@ -113,14 +151,30 @@ export class PgEventHorizon implements EventHorizon {
     }
   }
 
+  private get table() {
+    return sql.table(this.seq.table);
+  }
+
+  private get col() {
+    return sql.ref(this.seq.column);
+  }
+
   private async pendingResolved(p: Pending): Promise<boolean> {
     if (p.xip.length === 0) return true;
+    // A snapshot lists the whole server's transactions; only those of this database can
+    // write our table, so one running elsewhere (another application's, another test
+    // database's) must not hold our streams up. Sessions and their transaction ids are
+    // visible to every role; xid8 is (epoch << 32) | xid.
     const { rows } = await sql<{ running: number }>`
       SELECT count(*)::int AS running FROM unnest(${p.xip}::xid8[]) AS x
-      WHERE pg_xact_status(x) = 'in progress'`.execute(this.db.kysely);
+      WHERE pg_xact_status(x) = 'in progress'
+        AND (x::text::bigint % 4294967296) IN (
+          SELECT backend_xid::text::bigint FROM pg_stat_activity WHERE datname = current_database() AND backend_xid IS NOT NULL
+          UNION ALL
+          SELECT transaction::text::bigint FROM pg_prepared_xacts WHERE database = current_database())`.execute(this.db.kysely);
     if (Number(rows[0]?.running ?? 0) === 0) return true;
     if (Date.now() - p.since > this.maxGapWaitMs) {
-      this.log.warn({ up_to: p.upTo, waited_ms: Date.now() - p.since }, 'event horizon: passing a gap held by a long transaction; live streams may miss its events');
+      this.log.warn({ up_to: p.upTo, waited_ms: Date.now() - p.since }, `horizon of ${this.seq.table}: passing a gap held by a long transaction; live streams may miss its rows`);
       return true;
     }
     return false;
@@ -133,6 +187,6 @@ function xipOf(snapshot: string): string[] {
   return list ? list.split(',') : [];
 }
 
-export function eventHorizonFor(db: Db, log: Logger): EventHorizon {
-  return db.dialect === 'postgres' ? new PgEventHorizon(db, log) : unboundedHorizon;
+export function eventHorizonFor(db: Db, log: Logger, seq: SeqColumn = NOTIFICATIONS_SEQ): EventHorizon {
+  return db.dialect === 'postgres' ? new PgEventHorizon(db, log, 30_000, seq) : new SqliteHorizon(db, seq);
 }

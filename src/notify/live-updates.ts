@@ -1,8 +1,9 @@
 /**
- * Assembles live updates for one process: the SSE feed, woken by this process's
- * ChangeBus and (on PostgreSQL) by NOTIFY from other instances, and the NOTIFY
- * sender that tells the other instances about our changes. On SQLite there is
- * one process, so the in-process bus is all it takes.
+ * Assembles live updates for one process: the SSE feed, fed by this process's
+ * ChangeBus with the notifications each committed change wrote and woken (on
+ * PostgreSQL) by NOTIFY from other instances, which it then reads from the
+ * table, and the NOTIFY sender that tells the other instances about our changes.
+ * On SQLite there is one process, so the in-process bus is all it takes.
  */
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -11,7 +12,7 @@ import type { Store } from '../store/index.js';
 import { EventFeed } from './event-feed.js';
 import { eventHorizonFor } from './event-horizon.js';
 import { PgNotifier } from './pg-notify.js';
-import { eventsRoutes } from './sse.js';
+import { DEFAULT_SSE_OPTIONS, eventsRoutes } from './sse.js';
 
 const REMOTE_WAKE_GRACE_MS = 500;
 
@@ -23,6 +24,8 @@ export interface LiveUpdatesOptions {
   logger: Logger;
   /** How often SSE streams read the database without a wake-up. */
   fallbackPollMs: number;
+  /** How often an idle SSE stream gets a `: heartbeat` comment. */
+  heartbeatMs?: number;
   /** Look for due work now (Scheduler.wake). */
   wakeScheduler(): void;
 }
@@ -48,7 +51,7 @@ export function createLiveUpdates(opts: LiveUpdatesOptions): LiveUpdates {
           instanceId: opts.instanceId,
           log: logger,
           onRemote: (change) => {
-            feed.wake(change.tenantId);
+            if (change.maxSeq > 0) feed.wake(change.tenantId);
             if (change.due) wakeSchedulerSoon();
           },
           onReconnect: () => {
@@ -76,13 +79,15 @@ export function createLiveUpdates(opts: LiveUpdatesOptions): LiveUpdates {
   return {
     feed,
     notifier,
-    routes: eventsRoutes(store, feed),
+    routes: eventsRoutes(store, feed, { ...DEFAULT_SSE_OPTIONS, ...(opts.heartbeatMs ? { heartbeatMs: opts.heartbeatMs } : {}) }),
     async start() {
-      unsubscribe.push(bus.subscribe((change) => feed.wake(change.operation.tenant_id)));
+      unsubscribe.push(bus.subscribe((change) => feed.publish(change.notifications)));
       if (notifier) {
         unsubscribe.push(bus.subscribe((change) => notifier.publish(change)));
         await notifier.start();
       }
+      // The first look of the PostgreSQL horizon waits for transactions then in flight: start it now, not on the first stream.
+      await feed.startingPoint().catch((err) => logger.warn({ err }, 'event feed: first look at the notifications failed'));
       feed.start();
     },
     async stop() {

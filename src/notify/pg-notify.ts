@@ -2,9 +2,9 @@
  * Cross-instance wake-ups over PostgreSQL LISTEN/NOTIFY.
  *
  * After an operation change commits, this instance NOTIFYs a small payload
- * (tenant, highest event id, whether work became due now). Every other instance
- * LISTENs on a dedicated connection and wakes its SSE readers for that tenant
- * and, when work is due, its scheduler. A notice carries no state: the database
+ * (tenant, highest notification seq, whether work became due now). Every other
+ * instance LISTENs on a dedicated connection and wakes its SSE readers for that
+ * tenant (which read the notifications table) and, when work is due, its scheduler. A notice carries no state: the database
  * is read afterwards, and a lost notice (connection drop, restart) only delays
  * things until the fallback polls. NOTIFY is delivered at commit and only to
  * sessions listening then, so after reconnecting we wake everything once.
@@ -19,7 +19,8 @@ export const DEFAULT_CHANNEL = 'adcp_orch_events';
 
 export interface RemoteChange {
   tenantId: string;
-  maxEventId: number;
+  /** The highest notification seq the change wrote (0 when it wrote none). */
+  maxSeq: number;
   /** Work became due now (a new operation, an answer to send): schedulers should look. */
   due: boolean;
 }
@@ -39,7 +40,8 @@ interface Wire {
   /** sender instance, to ignore our own notices (the in-process bus already woke us) */
   i: string;
   t: string;
-  e: number;
+  /** highest notification seq */
+  s: number;
   d?: 1;
 }
 
@@ -53,7 +55,7 @@ export class PgNotifier {
   private failures = 0;
   private retryTimer: NodeJS.Timeout | undefined;
   /** Changes since the last flush, per tenant: notices are coalesced per event-loop turn. */
-  private batch = new Map<string, { e: number; d: boolean }>();
+  private batch = new Map<string, { s: number; d: boolean }>();
   private flushScheduled = false;
   private readonly channel: string;
 
@@ -81,11 +83,13 @@ export class PgNotifier {
   publish(change: OperationChange): void {
     if (this.stopped || change.events.length === 0) return;
     const tenant = change.operation.tenant_id;
-    const maxId = Math.max(...change.events.map((e) => e.id));
+    const maxSeq = change.notifications.reduce((m, n) => Math.max(m, n.seq), 0);
     const next = change.operation.next_check_at;
     const due = change.events.some((e) => e.kind === 'created') || (next !== null && next <= Date.now());
+    // Neither a notification for other instances' streams nor work for their schedulers: nothing to say.
+    if (maxSeq === 0 && !due) return;
     const prev = this.batch.get(tenant);
-    this.batch.set(tenant, { e: Math.max(prev?.e ?? 0, maxId), d: (prev?.d ?? false) || due });
+    this.batch.set(tenant, { s: Math.max(prev?.s ?? 0, maxSeq), d: (prev?.d ?? false) || due });
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(() => void this.flush());
@@ -96,8 +100,8 @@ export class PgNotifier {
     this.flushScheduled = false;
     const batch = this.batch;
     this.batch = new Map();
-    for (const [tenant, { e, d }] of batch) {
-      const wire: Wire = { i: this.opts.instanceId, t: tenant, e, ...(d ? { d: 1 as const } : {}) };
+    for (const [tenant, { s, d }] of batch) {
+      const wire: Wire = { i: this.opts.instanceId, t: tenant, s, ...(d ? { d: 1 as const } : {}) };
       try {
         // Through the pool, not the LISTEN connection, so a reconnecting listener does not hold notices up.
         await sql`SELECT pg_notify(${this.channel}, ${JSON.stringify(wire)})`.execute(this.opts.db.kysely);
@@ -115,7 +119,7 @@ export class PgNotifier {
       return;
     }
     if (!wire || typeof wire.t !== 'string' || wire.i === this.opts.instanceId) return;
-    this.opts.onRemote({ tenantId: wire.t, maxEventId: Number(wire.e) || 0, due: wire.d === 1 });
+    this.opts.onRemote({ tenantId: wire.t, maxSeq: Number(wire.s) || 0, due: wire.d === 1 });
   }
 
   private async connect(): Promise<void> {

@@ -9,6 +9,7 @@ import { DeliveriesRepo } from './deliveries-repo.js';
 import { DbNonceReplayStore } from './nonce-repo.js';
 import { JobLeasesRepo } from './job-leases-repo.js';
 import { ReconcileRepo } from './reconcile-repo.js';
+import { NotificationsRepo, type NotificationsOptions } from './notifications-repo.js';
 import { SessionsRepo } from './sessions-repo.js';
 
 export interface Store {
@@ -21,27 +22,35 @@ export interface Store {
   nonces: DbNonceReplayStore;
   jobLeases: JobLeasesRepo;
   reconcile: ReconcileRepo;
+  notifications: NotificationsRepo;
   sessions: SessionsRepo;
   close(): Promise<void>;
 }
 
-export function storeFor(db: Db): Store {
+export interface StoreOptions {
+  /** How notifications link to an operation (ADCP_ORCH_PUBLIC_URL). */
+  notifications?: NotificationsOptions;
+}
+
+export function storeFor(db: Db, opts: StoreOptions = {}): Store {
+  const notifications = new NotificationsRepo(db, opts.notifications);
   return {
     db,
     tenants: new TenantsRepo(db),
     agents: new AgentsRepo(db),
-    operations: new OperationsRepo(db),
+    operations: new OperationsRepo(db, notifications),
     idempotency: new IdempotencyRepo(db),
     deliveries: new DeliveriesRepo(db),
     nonces: new DbNonceReplayStore(db),
     jobLeases: new JobLeasesRepo(db),
     reconcile: new ReconcileRepo(db),
+    notifications,
     sessions: new SessionsRepo(db),
     close: () => db.close(),
   };
 }
 
-export async function openStore(url: string, opts: { migrate?: boolean; poolSize?: number } = {}): Promise<Store> {
+export async function openStore(url: string, opts: { migrate?: boolean; poolSize?: number } & StoreOptions = {}): Promise<Store> {
   const db = openDb(url, { poolSize: opts.poolSize });
   try {
     if (opts.migrate !== false) await migrateToLatest(db);
@@ -49,8 +58,9 @@ export async function openStore(url: string, opts: { migrate?: boolean; poolSize
     await db.close();
     throw err;
   }
-  return storeFor(db);
+  return storeFor(db, opts);
 }
 
-export type { OperationRow, EventRow, Lease } from './operations-repo.js';
+export type { OperationRow, EventRow, Lease, Written } from './operations-repo.js';
+export type { NotificationRow, NewNotification } from './notifications-repo.js';
 export type { AgentRow } from './agents-repo.js';

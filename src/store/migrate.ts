@@ -10,6 +10,7 @@ import { webhooks } from './migrations/002-webhooks.js';
 import { reconcile } from './migrations/003-reconcile.js';
 import { operationParent } from './migrations/012-operation-parent.js';
 import { keyRoles } from './migrations/005-key-roles.js';
+import { notifications } from './migrations/007-notifications.js';
 import { reconcileRetry } from './migrations/009-reconcile-retry.js';
 import { sessions } from './migrations/013-sessions.js';
 
@@ -19,6 +20,7 @@ export function migrationsFor(db: Db): Record<string, Migration> {
     '002-webhooks': webhooks,
     '003-reconcile': reconcile,
     '005-key-roles': keyRoles(db.dialect),
+    '007-notifications': notifications(db.dialect),
     '009-reconcile-retry': reconcileRetry,
     '012-operation-parent': operationParent,
     '013-sessions': sessions,

@@ -6,12 +6,17 @@
  * events together. Work claimed by the scheduler carries a lease; a mutation
  * made under a lease is refused when the lease has moved on, so a worker that
  * lost its lease (slow, paused, presumed dead) changes nothing.
+ *
+ * The notifications a change raises (DESIGN.md §5.2) are written in the same
+ * transaction, derived from the events written: a change is never committed
+ * without its notification, nor a notification without its change.
  */
 import { sql, type Selectable } from 'kysely';
 import type { Db } from './db.js';
 import type { OperationsTable } from './schema.js';
 import { inWriteTransaction, type Tx } from './tx.js';
 import { CompiledQueries, isPrimitive } from './compiled.js';
+import type { NotificationRow, NotificationsRepo } from './notifications-repo.js';
 
 /** Columns added after the first schema are optional here, so code that builds rows need not know them all. */
 type LaterColumns = 'status_since' | 'reminded_at';
@@ -48,7 +53,7 @@ export interface Lease {
 }
 
 export type MutateResult<T> =
-  | { outcome: 'applied'; row: OperationRow; value: T; events: EventRow[] }
+  | { outcome: 'applied'; row: OperationRow; value: T; events: EventRow[]; notifications: NotificationRow[] }
   | { outcome: 'unchanged'; row: OperationRow; value: T }
   | { outcome: 'lease_lost'; row: OperationRow }
   | { outcome: 'not_found' };
@@ -58,6 +63,12 @@ export interface MutationPlan<T> {
   patch?: OperationPatch;
   events?: NewEvent[];
   value: T;
+}
+
+/** What a committed write added to the history, and the notifications it raised. */
+export interface Written {
+  events: EventRow[];
+  notifications: NotificationRow[];
 }
 
 export interface ListFilters {
@@ -72,12 +83,16 @@ export class OperationsRepo {
   /** The hot statements (webhook and poll paths), compiled once. */
   private readonly compiled = new CompiledQueries();
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly notifications: NotificationsRepo,
+  ) {}
 
-  async insert(row: OperationRow, event: NewEvent): Promise<EventRow[]> {
+  async insert(row: OperationRow, event: NewEvent): Promise<Written> {
     return inWriteTransaction(this.db, async (trx) => {
       await trx.insertInto('operations').values(row).execute();
-      return this.insertEvents(trx, row, [event]);
+      const events = await this.insertEvents(trx, row, [event]);
+      return { events, notifications: await this.notifications.insertForEvents(trx, row, events) };
     });
   }
 
@@ -119,18 +134,6 @@ export class OperationsRepo {
   /** Operations started on behalf of this one (corrections, cancels, governed steps), oldest first. */
   async childrenOf(parentId: string): Promise<OperationRow[]> {
     return this.db.kysely.selectFrom('operations').selectAll().where('parent_id', '=', parentId).orderBy('created_at').orderBy('id').execute();
-  }
-
-  /** Events of a tenant after a given id, oldest first (SSE resume). */
-  async eventsSince(tenantId: string, afterId: number, limit = 500): Promise<EventRow[]> {
-    return this.db.kysely
-      .selectFrom('operation_events')
-      .selectAll()
-      .where('tenant_id', '=', tenantId)
-      .where('id', '>', afterId)
-      .orderBy('id')
-      .limit(limit)
-      .execute();
   }
 
   /** Newest first, keyset-paginated on (created_at, id). */
@@ -262,7 +265,8 @@ export class OperationsRepo {
     await this.update(trx, id, patch);
     const updated = { ...row, ...patch } as OperationRow;
     const written = await this.insertEvents(trx, updated, events, now);
-    return { outcome: 'applied' as const, row: updated, value: decided.value, events: written };
+    const notifications = await this.notifications.insertForEvents(trx, updated, written);
+    return { outcome: 'applied' as const, row: updated, value: decided.value, events: written, notifications };
   }
 
   /** UPDATE … SET <patch> WHERE id: compiled once per set of columns. */

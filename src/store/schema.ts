@@ -136,6 +136,7 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   reconcile_reports: ReconcileReportsTable;
   job_leases: JobLeasesTable;
+  notifications: NotificationsTable;
   reconcile_deferrals: ReconcileDeferralsTable;
   sessions: SessionsTable;
 }
@@ -167,6 +168,20 @@ export interface ReconcileDeferralsTable {
   waiting_on: string;
   /** Start of the run that deferred. */
   deferred_at: number;
+}
+
+/** The notifications outbox (DESIGN.md §5.2), written with the change it reports. */
+export interface NotificationsTable {
+  /** Order of writing; readers page by it (see src/notify/event-horizon.ts for PostgreSQL). */
+  seq: Generated<number>;
+  /** `ntf_` + uuid: what clients see, resume from and deduplicate by. */
+  id: string;
+  tenant_id: string;
+  type: string;
+  operation_id: string | null;
+  created_at: number;
+  /** The JSON body, exactly as streamed and posted. */
+  body: string;
 }
 
 /** A signed-in dashboard browser (src/ui/): acts as its API key until `expires_at`. */

@@ -1,16 +1,18 @@
 /**
  * What the dashboard's pages learn live: which operations of the tenant changed,
- * and a cursor to resume from. It rides on the same feed as GET /v1/events
- * (src/notify/event-feed.ts), so a page sees every change, from whichever
- * instance, in order, and a lost wake-up only delays it.
+ * and a position to resume from. It rides on the notifications feed behind
+ * GET /v1/events (src/notify/event-feed.ts, DESIGN.md §5.2), so a page hears of
+ * every change that raises a notification, from whichever instance, in order, and
+ * a lost wake-up only delays it.
  */
 import type { EventFeed } from '../notify/event-feed.js';
-import type { Store } from '../store/index.js';
 
 export interface LiveChange {
-  /** Where a stream resumes after this change (the feed's position). */
+  /** Where a stream resumes after this change (a notification seq). */
   cursor: number;
   operationIds: string[];
+  /** A notification about no single operation (a campaign's) was among them. */
+  other: boolean;
 }
 
 export interface LiveSource {
@@ -20,20 +22,21 @@ export interface LiveSource {
   subscribe(tenantId: string, after: number, deliver: (change: LiveChange) => Promise<void>, end: () => void): { close(): void };
 }
 
-export function liveSourceFrom(feed: EventFeed, store: Store): LiveSource {
+export function liveSourceFrom(feed: EventFeed): LiveSource {
   return {
-    async position(tenantId) {
-      const row = await store.db.kysely
-        .selectFrom('operation_events')
-        .select((eb) => eb.fn.max('id').as('max'))
-        .where('tenant_id', '=', tenantId)
-        .executeTakeFirst();
-      return Number(row?.max ?? 0);
-    },
+    // The feed's own starting point: below it nothing can still appear (see event-horizon.ts).
+    position: () => feed.startingPoint(),
     subscribe(tenantId, after, deliver, end) {
       return feed.subscribe(tenantId, after, {
-        deliver: (events) =>
-          deliver({ cursor: events[events.length - 1]!.row.id, operationIds: [...new Set(events.map((e) => e.row.operation_id))] }),
+        deliver: (rows) => {
+          const ids = new Set<string>();
+          let other = false;
+          for (const r of rows) {
+            if (r.operation_id) ids.add(r.operation_id);
+            else other = true;
+          }
+          return deliver({ cursor: rows[rows.length - 1]!.seq, operationIds: [...ids], other });
+        },
         end,
       });
     },

@@ -1,7 +1,9 @@
 /**
  * The inbound webhook pipeline (PROTOCOL.md §5), in the spec's order:
  * content type → size → authenticate in the registered mode (never another) →
- * strict parse → envelope → correlate → dedupe and store → converge → acknowledge.
+ * strict parse → envelope → correlate (operation, task id, task type) → check the
+ * terminal result against the task's response schema → dedupe and store → converge
+ * → acknowledge.
  *
  * It returns what to answer instead of touching HTTP, so the Fastify route stays
  * thin and the pipeline can be driven directly by tests and benchmarks.
@@ -25,6 +27,8 @@ import type { NewDelivery, RecordResult } from '../store/deliveries-repo.js';
 import type { MutateResult } from '../store/operations-repo.js';
 import { inWriteTransaction } from '../store/tx.js';
 import type { ObservationOutcome, TaskObservation } from '../engine/observation-plan.js';
+import { taskTypeConflictEvent } from '../engine/conflict-events.js';
+import { validateTaskResult, type ResultIssue } from '../adcp/task-result.js';
 
 export const MAX_WEBHOOK_BYTES = 1024 * 1024;
 
@@ -96,6 +100,7 @@ export class WebhookReceiver {
 
     const conflict = await this.correlationConflict(op, payload);
     if (conflict) return conflict;
+    const observation = this.observationOf(op, payload);
 
     const fingerprint = webhookFingerprint(parsed.value);
     const delivery: NewDelivery = {
@@ -115,7 +120,7 @@ export class WebhookReceiver {
         const now = this.now();
         const recorded = await this.deps.store.deliveries.recordIn(trx, delivery, now);
         if (recorded.kind !== 'new') return { recorded };
-        const applied = await this.deps.operations.observeIn(trx, op.id, null, observationOf(payload), (t, outcome) =>
+        const applied = await this.deps.operations.observeIn(trx, op.id, null, observation, (t, outcome) =>
           this.deps.store.deliveries.markApplied(t, recorded.delivery.id, outcome, now),
         );
         return { recorded, applied };
@@ -124,25 +129,25 @@ export class WebhookReceiver {
       // Nothing of it committed. Store it on its own, then apply: if applying fails
       // again the stored row waits for the recovery sweep.
       this.deps.log.warn({ err, operation_id: op.id }, 'webhook: recording and applying together failed; storing first');
-      return this.storeThenApply(op.id, delivery, payload);
+      return this.storeThenApply(op, delivery, observation);
     }
     const refused = this.duplicateAnswer(together.recorded);
     if (refused) return refused;
     const applied = together.applied!;
     await this.deps.operations.observed(op.id, applied);
-    return acceptedAnswer(applied.outcome === 'not_found' || applied.outcome === 'lease_lost' ? applied.outcome : applied.value);
+    return this.answerFor(op, applied.outcome === 'not_found' || applied.outcome === 'lease_lost' ? applied.outcome : applied.value, observation);
   }
 
   /** Two commits: the delivery is stored, then applied (the path before group commit, kept for when the apply fails). */
-  private async storeThenApply(operationId: string, delivery: NewDelivery, payload: WebhookPayload): Promise<WebhookAnswer> {
+  private async storeThenApply(op: OperationRow, delivery: NewDelivery, observation: TaskObservation): Promise<WebhookAnswer> {
     const recorded = await this.deps.store.deliveries.record(delivery, this.now());
     const refused = this.duplicateAnswer(recorded);
     if (refused) return refused;
     try {
-      return acceptedAnswer(await this.apply(operationId, recorded.delivery.id, payload));
+      return this.answerFor(op, await this.applyObservation(op.id, recorded.delivery.id, observation), observation);
     } catch (err) {
       // Stored but not applied: the recovery sweep applies it; the sender's retry gets 503 until then.
-      this.deps.log.error({ err, operation_id: operationId }, 'webhook stored but not applied');
+      this.deps.log.error({ err, operation_id: op.id }, 'webhook stored but not applied');
       return fail(503, 'webhook_apply_failed', 'stored; not yet applied', { 'retry-after': '5' });
     }
   }
@@ -150,6 +155,8 @@ export class WebhookReceiver {
   private duplicateAnswer(recorded: RecordResult): WebhookAnswer | null {
     switch (recorded.kind) {
       case 'duplicate_applied':
+        // A retry of a delivery refused for its result gets the same refusal, not a 2xx that would say it was taken.
+        if (recorded.delivery.outcome === 'result_invalid') return resultRefused();
         return { statusCode: 200, body: { status: 'duplicate' }, outcome: 'duplicate' };
       case 'duplicate_in_flight':
         return fail(503, 'webhook_in_flight', 'this delivery is still being applied; retry shortly', { 'retry-after': '1' });
@@ -160,16 +167,44 @@ export class WebhookReceiver {
     }
   }
 
-  /** Applies a stored delivery and marks it applied in the same transaction. */
+  /** Applies a stored delivery (the recovery sweep's entry) and marks it applied in the same transaction. */
   async apply(operationId: string, deliveryId: string, payload: WebhookPayload): Promise<string> {
-    const result = await this.deps.operations.observe(
-      operationId,
-      null,
-      observationOf(payload),
-      (trx, outcome) => this.deps.store.deliveries.markApplied(trx, deliveryId, outcome, this.now()),
+    const op = await this.deps.store.operations.get(operationId);
+    if (!op) return 'not_found';
+    return this.applyObservation(operationId, deliveryId, this.observationOf(op, payload));
+  }
+
+  private async applyObservation(operationId: string, deliveryId: string, observation: TaskObservation): Promise<string> {
+    const result = await this.deps.operations.observe(operationId, null, observation, (trx, outcome) =>
+      this.deps.store.deliveries.markApplied(trx, deliveryId, outcome, this.now()),
     );
     if (result.outcome === 'not_found' || result.outcome === 'lease_lost') return result.outcome;
     return result.value;
+  }
+
+  /**
+   * The observation a delivery stands for, its terminal result checked against the
+   * operation's task response schema (PROTOCOL.md §5 "schema-validate"): the result
+   * must be the original task's, whatever the body calls itself.
+   */
+  private observationOf(op: OperationRow, payload: WebhookPayload): TaskObservation {
+    const observation = observationFrom(payload);
+    // An empty object is how some senders write "no result", and it is stored as none.
+    if (payload.data && Object.keys(payload.data).length > 0) {
+      const check = validateTaskResult(op.type, payload.data, payload.status);
+      if (!check.ok) observation.resultIssues = check.issues;
+    }
+    return observation;
+  }
+
+  private answerFor(op: OperationRow, outcome: string, observation: TaskObservation): WebhookAnswer {
+    if (outcome !== 'result_invalid') return acceptedAnswer(outcome);
+    const issues = observation.resultIssues ?? [];
+    this.deps.log.warn(
+      { operation_id: op.id, task_type: op.type, status: observation.status, idempotency_key: observation.deliveryKey, issues: issues.slice(0, 3) },
+      'webhook result does not match the task response schema: kept as a conflict, not applied',
+    );
+    return resultRefused(issues);
   }
 
   private async authenticate(op: OperationRow, req: InboundWebhook): Promise<AuthResult> {
@@ -203,7 +238,8 @@ export class WebhookReceiver {
 
   /**
    * Correlation (PROTOCOL.md §1, §5): the seller's task id is the work handle. Once bound
-   * it must repeat; a delivery naming another task, or another operation, is a conflict.
+   * it must repeat; a delivery naming another task, or another operation, is a conflict;
+   * so is one naming another task type (taskTypeConflict).
    */
   private async correlationConflict(op: OperationRow, payload: WebhookPayload): Promise<WebhookAnswer | null> {
     const mismatch =
@@ -214,8 +250,11 @@ export class WebhookReceiver {
       const owner = await this.deps.store.operations.findByTask(op.agent_id, payload.taskId);
       otherOwner = owner !== undefined && owner.id !== op.id;
     }
-    if (!mismatch && !otherOwner) return null;
-    await this.deps.store.operations.mutate(op.id, null, () => ({
+    if (!mismatch && !otherOwner) {
+      // The right task of the right operation: it must also be the operation's kind of task.
+      return payload.taskType !== undefined && payload.taskType !== op.type ? this.taskTypeConflict(op, payload) : null;
+    }
+    const recorded = await this.deps.store.operations.mutate(op.id, null, () => ({
       events: [
         {
           source: 'webhook',
@@ -225,8 +264,34 @@ export class WebhookReceiver {
       ],
       value: null,
     }));
+    // Published like any other change: the conflict is a notification people must see.
+    await this.deps.operations.observed(op.id, recorded);
     this.deps.metrics.conflict(op.type);
     return fail(409, 'webhook_task_conflict', 'the delivery names a task or operation other than the one registered at this URL');
+  }
+
+  /**
+   * `task_type` is a bound identity of the operation (async-identity-and-convergence:
+   * "task_type, operation, account, and principal bindings are validated constraints …
+   * a mismatch is a correlation conflict"): a delivery report on a create_media_buy
+   * operation must not complete it. Audited as a `conflict` event and alarmed; the
+   * delivery is not stored or applied, and the sender is told 409 so it stops.
+   */
+  private async taskTypeConflict(op: OperationRow, payload: WebhookPayload): Promise<WebhookAnswer> {
+    const observed = { taskType: payload.taskType!, status: payload.status, deliveryKey: payload.idempotencyKey, source: 'webhook' };
+    const recorded = await this.deps.store.operations.mutate(
+      op.id,
+      null,
+      (row) => ({ events: [taskTypeConflictEvent(row, observed)], value: 'task_type_conflict' as const }),
+      this.now(),
+    );
+    // Publishes the event to live streams at once.
+    await this.deps.operations.observed(op.id, recorded);
+    this.deps.log.warn(
+      { operation_id: op.id, bound_task_type: op.type, observed_task_type: observed.taskType, status: payload.status, idempotency_key: payload.idempotencyKey },
+      'webhook names another task type than its operation: refused as a correlation conflict',
+    );
+    return fail(409, 'webhook_task_type_conflict', `the delivery is about a ${observed.taskType} task; the operation registered at this URL is ${op.type}`);
   }
 
   private readonly now = (): number => (this.deps.now ?? Date.now)();
@@ -237,7 +302,7 @@ export class WebhookReceiver {
   }
 }
 
-function observationOf(payload: WebhookPayload): TaskObservation {
+function observationFrom(payload: WebhookPayload): TaskObservation {
   return {
     status: payload.status,
     source: 'webhook',
@@ -247,6 +312,34 @@ function observationOf(payload: WebhookPayload): TaskObservation {
     timestamp: payload.timestamp,
     data: payload.data ?? undefined,
     error: payload.error,
+    deliveryKey: payload.idempotencyKey,
+  };
+}
+
+/**
+ * A terminal result that fails the task's response schema: 409, after the refusal is
+ * durably recorded (the delivery row, marked applied with outcome `result_invalid`, and
+ * the conflict event commit together before this answer).
+ *
+ * Why 409 and not 2xx: a 2xx tells the sender (and its webhook_activity log) the delivery
+ * was taken, but the spec makes a result that cannot be validated against the task schema
+ * non-authoritative — it was not taken. 409 is the one refusal senders must not retry
+ * ("a sender MUST stop retrying that key after 409"), the answer the spec's receiver gives
+ * a terminal conflict, and a retry of identical bytes could never pass anyway; a 400 or
+ * 5xx would be retried until the sender's horizon. Retries of the same delivery get the
+ * same 409 and add nothing.
+ */
+function resultRefused(issues?: ResultIssue[]): WebhookAnswer {
+  return {
+    statusCode: 409,
+    body: {
+      error: {
+        code: 'webhook_result_invalid',
+        message: 'the result does not match the response schema of the task this operation runs; it was recorded for review and not applied',
+        ...(issues && issues.length > 0 ? { details: { issues } } : {}),
+      },
+    },
+    outcome: 'webhook_result_invalid',
   };
 }
 

@@ -1,9 +1,14 @@
 /**
  * A minimal Server-Sent Events client for tests: connects with fetch, parses
- * the stream as it arrives, and lets a test wait for a message it expects.
+ * the stream as it arrives (`event:`, `id:`, `data:` fields and `:` comments),
+ * and lets a test wait for a message or comment it expects.
  */
 export interface SseMessage {
+  /** The `event:` field (a notification type). */
+  event: string | undefined;
+  /** The `id:` field (a notification id). */
   id: string | undefined;
+  /** The `data:` field, parsed as JSON (a notification body). */
   data: any;
 }
 
@@ -11,9 +16,16 @@ export interface SseClient {
   status: number;
   /** The error body when status is not 200. */
   body: unknown;
+  headers: Headers;
   messages: SseMessage[];
+  /** Comment lines (`: heartbeat`), without the colon, with when each arrived. */
+  comments: Array<{ text: string; at: number }>;
   /** Resolves with the first `n` messages matching `pred` (waits for them to arrive). */
   waitFor(pred: (m: SseMessage) => boolean, n?: number, timeoutMs?: number): Promise<SseMessage[]>;
+  /** Resolves once `n` comments matching `pred` have arrived. */
+  waitForComments(pred: (text: string) => boolean, n?: number, timeoutMs?: number): Promise<void>;
+  /** The id of the last message parsed: what an EventSource would send as Last-Event-ID. */
+  lastEventId(): string | undefined;
   close(): void;
 }
 
@@ -21,10 +33,22 @@ export async function openSse(url: string, headers: Record<string, string> = {})
   const abort = new AbortController();
   const res = await fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: abort.signal });
   const messages: SseMessage[] = [];
+  const comments: SseClient['comments'] = [];
   const waiters = new Set<() => void>();
+  let lastId: string | undefined;
   if (res.status !== 200) {
     const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : undefined, messages, waitFor: async () => [], close: () => abort.abort() };
+    return {
+      status: res.status,
+      body: text ? JSON.parse(text) : undefined,
+      headers: res.headers,
+      messages,
+      comments,
+      waitFor: async () => [],
+      waitForComments: async () => undefined,
+      lastEventId: () => undefined,
+      close: () => abort.abort(),
+    };
   }
   let buffer = '';
   const decoder = new TextDecoder();
@@ -37,12 +61,18 @@ export async function openSse(url: string, headers: Record<string, string> = {})
           const block = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
           let id: string | undefined;
+          let event: string | undefined;
           const data: string[] = [];
           for (const line of block.split('\n')) {
-            if (line.startsWith('id: ')) id = line.slice(4);
+            if (line.startsWith(':')) comments.push({ text: line.slice(1).trim(), at: Date.now() });
+            else if (line.startsWith('id: ')) id = line.slice(4);
+            else if (line.startsWith('event: ')) event = line.slice(7);
             else if (line.startsWith('data: ')) data.push(line.slice(6));
           }
-          if (data.length > 0) messages.push({ id, data: JSON.parse(data.join('\n')) });
+          if (data.length > 0) {
+            messages.push({ id, event, data: JSON.parse(data.join('\n')) });
+            if (id !== undefined) lastId = id;
+          }
         }
         for (const w of waiters) w();
       }
@@ -50,28 +80,46 @@ export async function openSse(url: string, headers: Record<string, string> = {})
       /* aborted */
     }
   })();
+
+  function waitUntil(done: () => boolean, describe: () => string, timeoutMs: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        if (!done()) return;
+        waiters.delete(check);
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        waiters.delete(check);
+        reject(new Error(`SSE: ${describe()} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      waiters.add(check);
+      check();
+    });
+  }
+
   return {
     status: 200,
     body: undefined,
+    headers: res.headers,
     messages,
-    waitFor(pred, n = 1, timeoutMs = 20_000) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          const hits = messages.filter(pred);
-          if (hits.length >= n) {
-            waiters.delete(check);
-            clearTimeout(timer);
-            resolve(hits.slice(0, n));
-          }
-        };
-        const timer = setTimeout(() => {
-          waiters.delete(check);
-          reject(new Error(`SSE: ${messages.filter(pred).length}/${n} expected messages within ${timeoutMs} ms (got ${messages.length} in all)`));
-        }, timeoutMs);
-        waiters.add(check);
-        check();
-      });
+    comments,
+    async waitFor(pred, n = 1, timeoutMs = 20_000) {
+      await waitUntil(
+        () => messages.filter(pred).length >= n,
+        () => `${messages.filter(pred).length}/${n} expected messages (got ${messages.length} in all)`,
+        timeoutMs,
+      );
+      return messages.filter(pred).slice(0, n);
     },
+    async waitForComments(pred, n = 1, timeoutMs = 20_000) {
+      await waitUntil(
+        () => comments.filter((c) => pred(c.text)).length >= n,
+        () => `${comments.filter((c) => pred(c.text)).length}/${n} expected comments`,
+        timeoutMs,
+      );
+    },
+    lastEventId: () => lastId,
     close: () => abort.abort(),
   };
 }

@@ -14,11 +14,20 @@ export type WebhookMode = 'hmac' | 'bearer' | 'rfc9421';
 export async function insertWebhookOperation(
   orch: TestOrchestrator,
   agentId: string,
-  opts: { id: string; mode: WebhookMode; token: string; secret?: string; taskId: string | null; status?: string },
+  opts: { id: string; mode: WebhookMode; token: string; secret?: string; taskId: string | null; status?: string; type?: string },
 ): Promise<void> {
   const now = Date.now();
   const row = newOperationRow(
-    { id: opts.id, tenant_id: orch.tenantId, agent_id: agentId, type: 'create_media_buy', idempotency_key: `idem-${opts.id}`, request_body: '{}', created_at: now },
+    {
+      id: opts.id,
+      tenant_id: orch.tenantId,
+      agent_id: agentId,
+      // The task the operation runs: a delivery must be about this task type (default create_media_buy).
+      type: opts.type ?? 'create_media_buy',
+      idempotency_key: `idem-${opts.id}`,
+      request_body: '{}',
+      created_at: now,
+    },
     {
       status: opts.status ?? 'submitted',
       task_id: opts.taskId,
@@ -41,16 +50,17 @@ export interface WebhookOperation {
   taskId: string;
 }
 
-/** A `submitted` operation with a fresh id, token, task id and secret. */
+/** A `submitted` operation with a fresh id, token, task id and secret (a create_media_buy unless `type` says otherwise). */
 export async function createWebhookOperation<M extends WebhookMode>(
   orch: TestOrchestrator,
   agentId: string,
   mode: M,
+  type?: string,
 ): Promise<WebhookOperation & { mode: M }> {
   const id = randomUUID();
   const token = randomBytes(24).toString('base64url');
   const secret = randomBytes(32).toString('base64url');
   const taskId = `task-${randomBytes(6).toString('hex')}`;
-  await insertWebhookOperation(orch, agentId, { id, mode, token, secret: mode === 'rfc9421' ? undefined : secret, taskId });
+  await insertWebhookOperation(orch, agentId, { id, mode, token, secret: mode === 'rfc9421' ? undefined : secret, taskId, type });
   return { id, token, mode, secret, taskId };
 }

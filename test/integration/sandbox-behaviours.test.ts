@@ -75,7 +75,7 @@ describe('sandbox behaviours through the orchestrator (polling, no webhooks)', (
     await new Promise((r) => setTimeout(r, 600));
     expect((await orch.api('GET', `/v1/operations/${op.id}`)).body.status).toBe('input-required');
     // The person answers through the seller's channel; the orchestrator notices.
-    expect(seller.setTaskStatus(op.task_id, 'completed', { result: { media_buy_id: 'mb_answered' } })).toBe(true);
+    expect(seller.setTaskStatus(op.task_id, 'completed', { result: { media_buy_id: 'mb_answered', packages: [] } })).toBe(true);
     const done = await waitForStatus(orch, op.id, ['completed']);
     expect(done.needs_input).toBe(false);
     expect(statusPath(done)).toEqual(['requested', 'calling_adcp', 'input-required', 'completed']);

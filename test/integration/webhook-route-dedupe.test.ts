@@ -35,7 +35,8 @@ describe('webhook route: dedupe, ordering, correlation, refusals', () => {
       task_type: 'create_media_buy',
       status: 'completed',
       timestamp: new Date().toISOString(),
-      result: { media_buy_id: 'mb_1' },
+      // A create_media_buy success as its response schema has it (media_buy_id and packages).
+      result: { media_buy_id: 'mb_1', packages: [] },
       ...fields,
     };
   }
@@ -176,7 +177,7 @@ describe('webhook route: dedupe, ordering, correlation, refusals', () => {
 
   it('a terminal, then a different terminal: the first is kept and a conflict event recorded', async () => {
     const op = await createOperation('hmac');
-    const done = await deliver(op, envelope(op, { status: 'completed', result: { media_buy_id: 'mb_first' } }));
+    const done = await deliver(op, envelope(op, { status: 'completed', result: { media_buy_id: 'mb_first', packages: [] } }));
     expect(done.status).toBe(200);
     const failed = await deliver(op, envelope(op, { status: 'failed', result: { adcp_error: { code: 'LATE_FAILURE', message: 'nope' } } }));
     expect(failed.status).toBe(200);
@@ -184,7 +185,7 @@ describe('webhook route: dedupe, ordering, correlation, refusals', () => {
 
     const after = await snapshot(op.id);
     expect(after.operation.status).toBe('completed');
-    expect(after.operation.result).toEqual({ media_buy_id: 'mb_first' });
+    expect(after.operation.result).toEqual({ media_buy_id: 'mb_first', packages: [] });
     expect(after.operation.error).toBeNull();
     expect(kinds(after.operation.events)).toEqual(['created', 'transition', 'conflict']);
     expect(after.operation.events[2]).toMatchObject({ source: 'webhook', from: 'completed', to: 'failed' });

@@ -93,7 +93,7 @@ describe('webhook route fuzz', () => {
           task_type: 'create_media_buy',
           status,
           timestamp: new Date().toISOString(),
-          result: { media_buy_id: 'mb_fuzz' },
+          result: { media_buy_id: 'mb_fuzz', packages: [] },
         };
         for (const m of mutations) {
           if (m.kind === 'delete') delete env[m.field];
@@ -217,9 +217,16 @@ describe('webhook route fuzz', () => {
         if (res.status === 200) {
           expect(after.deliveries).toHaveLength(1);
           expect(after.deliveries[0].state).toBe('applied');
+        } else if (res.status === 409 && res.body.error.code === 'webhook_result_invalid') {
+          // A terminal result that is not the task's response: the delivery is kept (applied as
+          // refused) and audited as a conflict; the operation is untouched.
+          expect(after.operation.status).toBe('submitted');
+          expect(after.operation.result).toBeNull();
+          expect(after.deliveries.map((d) => [d.state, d.outcome])).toEqual([['applied', 'result_invalid']]);
+          expect(after.operation.events.at(-1)).toMatchObject({ kind: 'conflict', detail: { reason: 'result_invalid' } });
         } else if (res.status === 409) {
-          // Correlation conflict: audited as an event, nothing applied or stored.
-          expect(res.body.error.code).toBe('webhook_task_conflict');
+          // Correlation conflict (task, operation or task type): audited as an event, nothing applied or stored.
+          expect(res.body.error.code).toMatch(/^webhook_task(_type)?_conflict$/);
           expect(after.operation.status).toBe('submitted');
           expect(after.operation.result).toBeNull();
           expect(after.deliveries).toEqual([]);

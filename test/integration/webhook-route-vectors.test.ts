@@ -52,11 +52,11 @@ function mutableClock(startMs: number) {
 async function createOperation(
   orch: TestOrchestrator,
   agentId: string,
-  opts: { id?: string; mode: Mode; secret?: string; taskId?: string | null; status?: string },
+  opts: { id?: string; mode: Mode; secret?: string; taskId?: string | null; status?: string; type?: string },
 ): Promise<{ id: string; token: string }> {
   const id = opts.id ?? `op-${randomBytes(6).toString('hex')}`;
   const token = randomBytes(24).toString('base64url');
-  await insertWebhookOperation(orch, agentId, { id, mode: opts.mode, token, secret: opts.secret, taskId: opts.taskId ?? null, status: opts.status });
+  await insertWebhookOperation(orch, agentId, { id, mode: opts.mode, token, secret: opts.secret, taskId: opts.taskId ?? null, status: opts.status, type: opts.type });
   return { id, token };
 }
 
@@ -235,13 +235,13 @@ describe('webhook-hmac-sha256.json over the route', () => {
       task_type: 'create_media_buy',
       status: 'completed',
       timestamp: new Date(clock.ms).toISOString(),
-      result: { media_buy_id: 'mb_strong' },
+      result: { media_buy_id: 'mb_strong', packages: [] },
     });
     const res = await postWebhook(orch, op.token, body, { 'content-type': 'application/json', 'x-adcp-timestamp': '1700000000', 'x-adcp-signature': hmacSignature(hmacFile.secret, '1700000000', body) });
     expect(res.status).toBe(200);
     const after = await snapshot(orch, op.id);
     expect(after.operation.status).toBe('completed');
-    expect(after.operation.result).toEqual({ media_buy_id: 'mb_strong' });
+    expect(after.operation.result).toEqual({ media_buy_id: 'mb_strong', packages: [] });
     expect(after.deliveries.map((d) => d.state)).toEqual(['applied']);
   });
 });
@@ -265,6 +265,11 @@ interface Accepted {
  * A2A Task id, which PROTOCOL.md §1 forbids using as the AdCP task_id — so it
  * is neither compared with the bound task_id (no 409) nor bound; the delivery
  * is correlated by the authenticated per-operation URL and applied.
+ *
+ * Each vector is posted to an operation of the task its body names (`task_type`;
+ * create_media_buy for the A2A bodies, which name none): task_type is a bound
+ * identity, so the same bodies on an operation of another task are correlation
+ * conflicts (tested below with the delivery-report envelope, on create_media_buy).
  */
 const extractionExpected: Record<string, { refused: string } | Accepted> = {
   'mcp-completed': { status: 'completed', boundTaskId: 'task_001', result: 'expected_data' },
@@ -299,7 +304,7 @@ describe.each(MODES)('envelope and extraction vectors over the route, %s mode', 
   });
   afterAll(async () => orch?.close());
 
-  const create = (opts: { id?: string; taskId?: string | null }) =>
+  const create = (opts: { id?: string; taskId?: string | null; type?: string }) =>
     createOperation(orch, agentId, { mode, secret: mode === 'rfc9421' ? undefined : secret, ...opts });
   const send = (token: string, payload: unknown) => {
     const body = JSON.stringify(payload);
@@ -309,7 +314,7 @@ describe.each(MODES)('envelope and extraction vectors over the route, %s mode', 
   it('envelope positives: the delivery is applied once; its retry (same key, fresh signature) is a 200 duplicate', async () => {
     const [first, retry] = envelopeFile.positive;
     expect(retry.same_event_as).toBe(first.id);
-    const op = await create({ id: first.payload.operation_id, taskId: first.payload.task_id });
+    const op = await create({ id: first.payload.operation_id, taskId: first.payload.task_id, type: first.payload.task_type });
 
     const res = await send(op.token, first.payload);
     expect(res.status).toBe(200);
@@ -326,6 +331,26 @@ describe.each(MODES)('envelope and extraction vectors over the route, %s mode', 
     const afterRetry = await snapshot(orch, op.id);
     expect(afterRetry).toEqual(afterFirst);
     expect(afterRetry.operation.events.filter((e: any) => e.kind === 'transition')).toHaveLength(1);
+  });
+
+  it('the envelope positive on a create_media_buy operation: 409 webhook_task_type_conflict, a conflict event, nothing applied or stored', async () => {
+    const [first] = envelopeFile.positive;
+    expect(first.payload.task_type).toBe('media_buy_delivery');
+    // Its own ids (the positive above owns the vector's operation and task), the vector's body otherwise.
+    const taskId = `${first.payload.task_id}-cmb`;
+    const op = await create({ id: `${first.payload.operation_id}-cmb`, taskId, type: 'create_media_buy' });
+    const before = await snapshot(orch, op.id);
+    const res = await send(op.token, { ...first.payload, operation_id: op.id, task_id: taskId });
+    expect(res.status).toBe(409);
+    expect(res.body.error.code).toBe('webhook_task_type_conflict');
+    const after = await snapshot(orch, op.id);
+    const { events: beforeEvents, updated_at: _u1, ...beforeRest } = before.operation;
+    const { events: afterEvents, updated_at: _u2, ...afterRest } = after.operation;
+    expect(afterRest).toEqual(beforeRest);
+    expect(after.deliveries).toEqual([]);
+    expect(afterEvents.slice(beforeEvents.length)).toEqual([
+      expect.objectContaining({ kind: 'conflict', source: 'webhook', from: 'submitted', to: 'completed', detail: expect.objectContaining({ reason: 'task_type_mismatch', bound_task_type: 'create_media_buy', observed_task_type: 'media_buy_delivery' }) }),
+    ]);
   });
 
   it.each(envelopeFile.negative.map((v) => [v.id, v] as const))('envelope negative %s: 400 with its expected_error, nothing stored', async (_id, v) => {
@@ -346,8 +371,9 @@ describe.each(MODES)('envelope and extraction vectors over the route, %s mode', 
   it.each(extractionFile.vectors.map((v) => [v.id, v] as const))('extraction %s', async (id, v) => {
     const expected = extractionExpected[id];
     const opId = v.payload.operation_id ?? `${id}-${mode}`;
+    const type = v.payload.task_type;
     if ('refused' in expected) {
-      const op = await create({ id: opId, taskId: v.payload.task_id });
+      const op = await create({ id: opId, taskId: v.payload.task_id, type });
       const before = await snapshot(orch, op.id);
       const res = await send(op.token, v.payload);
       expect(res.status).toBe(400);
@@ -355,7 +381,7 @@ describe.each(MODES)('envelope and extraction vectors over the route, %s mode', 
       expectRefusedUnchanged(before, await snapshot(orch, op.id));
       return;
     }
-    const op = await create({ id: opId, taskId: expected.boundTaskId });
+    const op = await create({ id: opId, taskId: expected.boundTaskId, type });
     const res = await send(op.token, v.payload);
     expect(res.status).toBe(200);
     expect(res.body.status).toBe('accepted');

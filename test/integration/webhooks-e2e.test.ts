@@ -98,13 +98,13 @@ describe('webhooks with backup polling', () => {
     const { seller, orch, agentId } = await setUp({}, { ADCP_ORCH_BACKUP_POLL_AFTER_MS: '60000' });
     const created = await orch.api('POST', '/v1/media-buys', { agent_id: agentId, request: mediaBuyRequest('sandbox_input_required'), webhook: 'rfc9421' });
     const taskId = created.body.task_id;
-    seller.setTaskStatus(taskId, 'completed', { result: { media_buy_id: 'mb_final' } });
+    seller.setTaskStatus(taskId, 'completed', { result: { media_buy_id: 'mb_final', packages: [] } });
     await waitForStatus(orch, created.body.id, ['completed']);
     seller.sendWebhook(taskId, { status: 'working', timestamp: new Date(Date.now() - 60_000).toISOString() });
     await seller.webhooksSettled();
     // A poll after the fact (the engine's own poll path) reports the same terminal.
     const row = (await orch.app.store.operations.get(created.body.id))!;
-    await orch.app.operations.observe(row.id, null, { status: 'completed', source: 'poll', data: { media_buy_id: 'mb_final' } });
+    await orch.app.operations.observe(row.id, null, { status: 'completed', source: 'poll', data: { media_buy_id: 'mb_final', packages: [] } });
     const op = (await orch.api('GET', `/v1/operations/${created.body.id}`)).body;
     expect(op.status).toBe('completed');
     expect(op.result.media_buy_id).toBe('mb_final');
@@ -116,7 +116,7 @@ describe('webhooks with backup polling', () => {
     const { seller, orch, agentId } = await setUp({});
     const created = await orch.api('POST', '/v1/media-buys', { agent_id: agentId, request: mediaBuyRequest('sandbox_input_required'), webhook: 'rfc9421' });
     const taskId = created.body.task_id;
-    seller.sendWebhook(taskId, { status: 'completed', result: { media_buy_id: 'mb_first' } });
+    seller.sendWebhook(taskId, { status: 'completed', result: { media_buy_id: 'mb_first', packages: [] } });
     await seller.webhooksSettled();
     seller.sendWebhook(taskId, { status: 'failed', message: 'changed its mind' });
     await seller.webhooksSettled();

@@ -1,7 +1,7 @@
 /**
- * On PostgreSQL, event ids can become visible out of order (two transactions,
- * the one with the smaller id commits last). The event horizon must hold live
- * readers below a gap until the transaction that owns it has ended.
+ * On PostgreSQL, notification seqs can become visible out of order (two
+ * transactions, the one with the smaller seq commits last). The horizon must hold
+ * live readers below a gap until the transaction that owns it has ended.
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
@@ -48,8 +48,11 @@ suite('PgEventHorizon', () => {
     return id;
   }
 
-  const insertEvent = async (c: pg.Client, op: string) =>
-    Number((await c.query(`INSERT INTO operation_events (operation_id, tenant_id, at, source, kind) VALUES ($1, 't', 0, 'user', 'x') RETURNING id`, [op])).rows[0].id);
+  /** A notification about `op`, as the operations repo writes one after locking the operation row. */
+  const insertNotification = async (c: pg.Client, op: string) =>
+    Number(
+      (await c.query(`INSERT INTO notifications (id, tenant_id, type, operation_id, created_at, body) VALUES ($1, 't', 'operation.created', $2, 0, '{}') RETURNING seq`, [`ntf_${randomUUID()}`, op])).rows[0].seq,
+    );
 
   it('does not pass an id whose transaction is still running, and passes it once that commits or rolls back', async () => {
     const horizon = new PgEventHorizon(store.db, createLogger('silent'));
@@ -61,9 +64,9 @@ suite('PgEventHorizon', () => {
     // A draws the smaller id but commits last.
     await a.query('BEGIN');
     await a.query('SELECT id FROM operations WHERE id = $1 FOR UPDATE', [opA]);
-    const idA = await insertEvent(a, opA);
+    const idA = await insertNotification(a, opA);
     await b.query('BEGIN');
-    const idB = await insertEvent(b, opB);
+    const idB = await insertNotification(b, opB);
     await b.query('COMMIT');
     expect(idB).toBeGreaterThan(idA);
     expect(await horizon.current()).toBe(idA - 1);
@@ -74,10 +77,42 @@ suite('PgEventHorizon', () => {
     // A rolled-back id leaves a permanent gap; it is passed once the rollback is done.
     await a.query('BEGIN');
     await a.query('SELECT id FROM operations WHERE id = $1 FOR UPDATE', [opA]);
-    const lost = await insertEvent(a, opA);
-    const after = await insertEvent(b, opB);
+    const lost = await insertNotification(a, opA);
+    const after = await insertNotification(b, opB);
     expect(await horizon.current()).toBe(lost - 1);
     await a.query('ROLLBACK');
     expect(await horizon.current()).toBe(after);
+  });
+
+  it('starts a new reader at the newest visible seq, not 0, while its first look waits for a transaction', async () => {
+    const [a, b] = [await session(), await session()];
+    const opA = await newOperation(a);
+    const opB = await newOperation(b);
+    await a.query('BEGIN');
+    await a.query('SELECT id FROM operations WHERE id = $1 FOR UPDATE', [opA]);
+    await insertNotification(a, opA);
+    const visible = await insertNotification(b, opB);
+    const horizon = new PgEventHorizon(store.db, createLogger('silent'));
+    // Nothing is known final yet (A may still commit below `visible`)…
+    expect(await horizon.current()).toBe(0);
+    // …but a stream asking only for what is new must not replay the whole history.
+    expect(await horizon.startingPoint()).toBe(visible);
+    await a.query('COMMIT');
+    expect(await horizon.current()).toBe(visible);
+  });
+
+  it('is not held up by a transaction running in another database of the same server', async () => {
+    const elsewhere = new pg.Client({ connectionString: postgresAdminUrl });
+    await elsewhere.connect();
+    clients.push(elsewhere);
+    await elsewhere.query('BEGIN');
+    await elsewhere.query('SELECT pg_current_xact_id()');
+    const b = await session();
+    const op = await newOperation(b);
+    const seq = await insertNotification(b, op);
+    // Its first look sees the other database's transaction in the server-wide snapshot.
+    const horizon = new PgEventHorizon(store.db, createLogger('silent'));
+    expect(await horizon.current()).toBe(seq);
+    await elsewhere.query('ROLLBACK');
   });
 });

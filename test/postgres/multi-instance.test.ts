@@ -6,8 +6,8 @@
  * process killed with SIGKILL while it holds leases. What a user must see:
  * every operation completed, none lost, each buy made once at the seller, no
  * task ever polled by two processes at once, lease epochs that only grow, and
- * an SSE client on one instance that sees every event written by all of them,
- * woken by LISTEN/NOTIFY alone (the SSE fallback poll is switched off here).
+ * an SSE client on one instance that sees every notification written by all of
+ * them, woken by LISTEN/NOTIFY alone (the SSE fallback poll is switched off here).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandboxSeller, type SandboxSeller } from '../../src/sandbox/seller.js';
@@ -17,7 +17,7 @@ import { mediaBuyRequest } from '../helpers/media-buy.js';
 import { eventually } from '../helpers/orchestrator.js';
 import { startRoundRobinProxy, type RoundRobinProxy } from '../helpers/round-robin-proxy.js';
 import { startServeProcess, type ServeProcess } from '../helpers/serve-process.js';
-import { openSse, type SseClient } from '../helpers/sse-client.js';
+import { openSse, type SseClient, type SseMessage } from '../helpers/sse-client.js';
 
 const suite = postgresAdminUrl ? describe : describe.skip;
 
@@ -114,7 +114,8 @@ suite('several serve processes on one PostgreSQL', () => {
 
   it('share the work: all complete, none lost, none bought twice, no task polled by two at once, SSE fans out', async () => {
     // Everything the tenant does, watched from instance A.
-    sse = await openSse(`${instances[0]!.url}/v1/events?after=0`, { authorization: `Bearer ${apiKey}` });
+    // Opened before anything happens, so "from now" is everything.
+    sse = await openSse(`${instances[0]!.url}/v1/events`, { authorization: `Bearer ${apiKey}` });
     expect(sse.status).toBe(200);
 
     // Lease epochs sampled throughout: they may only grow.
@@ -195,14 +196,15 @@ suite('several serve processes on one PostgreSQL', () => {
     // Webhooks landed on more than one instance.
     expect([...proxy!.counts.values()].filter((n) => n > 0).length).toBeGreaterThanOrEqual(2);
 
-    // The SSE client on A saw every event of the tenant, in id order, once: those written by B and C
-    // reached it through LISTEN/NOTIFY (its own fallback poll is off).
-    const all = (await store!.db.kysely.selectFrom('operation_events').select('id').orderBy('id').execute()).map((r) => String(r.id));
+    // The SSE client on A saw every notification of the tenant, in seq order, once: those written by B
+    // and C reached it through LISTEN/NOTIFY (its own fallback poll is off).
+    const all = (await store!.db.kysely.selectFrom('notifications').select('id').orderBy('seq').execute()).map((r) => r.id);
     await sse.waitFor(() => true, all.length, 30_000);
     expect(sse.messages.map((m) => m.id)).toEqual(all);
     const fromB = created.filter((c) => c.on === 1);
     expect(fromB.length).toBeGreaterThan(0);
-    for (const c of fromB) expect(sse.messages.some((m) => m.data.operation_id === c.id && m.data.to === 'completed')).toBe(true);
+    const completedOf = (id: string) => (m: SseMessage) => m.data.data.operation.id === id && m.event === 'operation.completed';
+    for (const c of fromB) expect(sse.messages.some(completedOf(c.id))).toBe(true);
 
     // Now that A is idle: buys made and finished on B alone (instant, no webhook) still reach A's stream,
     // which only a NOTIFY from B can wake. A 'completed' answer to the POST shows B did all the work;
@@ -213,7 +215,7 @@ suite('several serve processes on one PostgreSQL', () => {
       expect(res.status).toBe(202);
       if (res.body.status !== 'completed') continue;
       onlyOnB++;
-      await sse.waitFor((m) => m.data.operation_id === res.body.id && m.data.to === 'completed', 1, 10_000);
+      await sse.waitFor(completedOf(res.body.id), 1, 10_000);
     }
     expect(onlyOnB).toBe(3);
   }, 300_000);

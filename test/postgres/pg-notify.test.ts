@@ -45,10 +45,12 @@ suite('PgNotifier', () => {
     return { n, seen, reconnects: () => reconnects };
   }
 
-  const change = (tenant: string, ids: number[], kind = 'transition', nextCheckAt: number | null = null) =>
+  /** A committed change that wrote notifications with these seqs (none: only bookkeeping events). */
+  const change = (tenant: string, seqs: number[], kind = 'transition', nextCheckAt: number | null = null) =>
     ({
       operation: { tenant_id: tenant, next_check_at: nextCheckAt },
-      events: ids.map((id) => ({ id, kind })),
+      events: [{ id: 1, kind }],
+      notifications: seqs.map((seq) => ({ seq, tenant_id: tenant })),
     }) as unknown as OperationChange;
 
   it('fans a change out to other instances, coalesced per tenant, and flags new work as due', async () => {
@@ -59,10 +61,15 @@ suite('PgNotifier', () => {
     a.n.publish(change('t1', [5, 6]));
     a.n.publish(change('t1', [7], 'created', Date.now()));
     a.n.publish(change('t2', [8]));
-    await eventually(async () => (b.seen.length >= 2 ? true : undefined), 5000);
+    // Nothing to tell: no notification and no work due (a resend, a failed poll).
+    a.n.publish(change('t4', [], 'poll_failed', Date.now() + 60_000));
+    // Work due without a notification still wakes the other schedulers.
+    a.n.publish(change('t5', [], 'transition', Date.now() - 1));
+    await eventually(async () => (b.seen.length >= 3 ? true : undefined), 5000);
     expect(b.seen).toEqual([
-      { tenantId: 't1', maxEventId: 7, due: true },
-      { tenantId: 't2', maxEventId: 8, due: false },
+      { tenantId: 't1', maxSeq: 7, due: true },
+      { tenantId: 't2', maxSeq: 8, due: false },
+      { tenantId: 't5', maxSeq: 0, due: true },
     ]);
     // Our own notices are not echoed back: the in-process bus already covered them.
     expect(a.seen).toEqual([]);

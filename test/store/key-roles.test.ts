@@ -122,7 +122,9 @@ describe.each(dialects)('keys and roles on $name', ({ make }) => {
       const agentId = (await store.agents.insert({ tenantId, name: 's', role: 'seller', url: 'http://127.0.0.1:1/mcp', protocol: 'mcp' })).id;
       const now = Date.now();
       const op = newOperationRow({ id: randomUUID(), tenant_id: tenantId, agent_id: agentId, type: 'get_products', idempotency_key: randomUUID(), request_body: '{}', created_at: now });
-      const [created] = await store.operations.insert(op, { source: 'user', kind: 'created', to: 'requested', actor: 'alice' });
+      const {
+        events: [created],
+      } = await store.operations.insert(op, { source: 'user', kind: 'created', to: 'requested', actor: 'alice' });
       expect(created).toMatchObject({ kind: 'created', actor: 'alice' });
       await store.operations.mutate(op.id, null, () => ({
         patch: { status: 'failed' },

@@ -48,7 +48,7 @@ export function liveStreamRoutes(app: FastifyInstance, deps: UiDeps, options: Li
     const subscription = deps.live.subscribe(
       auth.tenantId,
       after,
-      async (change) => stream.add(only ? { ...change, operationIds: change.operationIds.filter((id) => id === only) } : change),
+      async (change) => stream.add(only ? { ...change, operationIds: change.operationIds.filter((id) => id === only), other: false } : change),
       () => res.end(),
     );
     // The stream outlives no session: checked with each heartbeat, it ends with a last
@@ -57,7 +57,7 @@ export function liveStreamRoutes(app: FastifyInstance, deps: UiDeps, options: Li
       void deps.store.sessions.lookup(token, deps.clock.now()).then(
         (found) => {
           if (found.state === 'active') return stream.comment('heartbeat');
-          stream.add({ cursor: stream.cursor, operationIds: [] }, true);
+          stream.add({ cursor: stream.cursor, operationIds: [], other: false }, true);
           stream.flush();
           res.end();
         },
@@ -95,7 +95,7 @@ class CoalescingStream {
       if (this.pending.size >= MAX_IDS) this.many = true;
       else this.pending.add(id);
     }
-    if (change.operationIds.length === 0 && !force) return;
+    if (change.operationIds.length === 0 && !change.other && !force) return;
     this.dirty = true;
     if (this.timer) return;
     const wait = this.lastSent + this.minIntervalMs - Date.now();

@@ -54,7 +54,7 @@ export function inboxPage(v: InboxView): SafeHtml {
 </div>
 <p class="muted lead">Everything that waits for a person, oldest first.</p>
 ${v.notice ? html`<p class="notice notice-info" role="status">${v.notice}</p>` : ''}
-<section id="inbox" aria-label="Waiting for a person" hx-get="/inbox" hx-trigger="sse:change" hx-swap="innerHTML" hx-sync="this:queue last">
+<section id="inbox" aria-label="Waiting for a person" hx-get="/inbox" hx-trigger="sse:change, every 30s" hx-swap="innerHTML" hx-sync="this:queue last">
 ${inboxRegion(v)}
 </section>`;
 }

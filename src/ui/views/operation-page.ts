@@ -105,7 +105,7 @@ export function operationPage(v: OperationView, liveRegionUrl: string): SafeHtml
   <p class="live-state" data-live-state role="status"></p>
 </div>
 ${v.notice ? html`<p class="notice notice-info" role="status">${v.notice}</p>` : ''}
-<article id="operation" hx-get="${liveRegionUrl}" hx-trigger="sse:change" hx-swap="innerHTML" hx-sync="this:queue last">
+<article id="operation" hx-get="${liveRegionUrl}" hx-trigger="sse:change, every 30s" hx-swap="innerHTML" hx-sync="this:queue last">
 ${operationRegion(v)}
 </article>`;
 }

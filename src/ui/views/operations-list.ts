@@ -112,7 +112,7 @@ export function operationsPage(v: OperationsListView): SafeHtml {
 </div>
 ${v.notice ? html`<p class="notice notice-info" role="status">${v.notice}</p>` : ''}
 ${filterForm(v)}
-<section id="operations" aria-label="Operations list" hx-get="${regionUrl}" hx-trigger="sse:change" hx-swap="innerHTML" hx-sync="this:queue last">
+<section id="operations" aria-label="Operations list" hx-get="${regionUrl}" hx-trigger="sse:change, every 30s" hx-swap="innerHTML" hx-sync="this:queue last">
 ${operationsRegion(v)}
 </section>`;
 }

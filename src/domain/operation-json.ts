@@ -1,0 +1,101 @@
+/**
+ * The JSON of an operation and of one of its events (DESIGN.md §5), as the API
+ * answers it and as notifications carry it. Pure, so the store can build a
+ * notification body in the transaction that writes the change, and the API
+ * shows exactly the same thing. Secrets never pass through here: the webhook
+ * credential we minted is redacted from the request, and the sealed secret
+ * column is never read.
+ *
+ * The shapes below are the columns read, spelled out so this module depends on
+ * nothing (the store's rows satisfy them).
+ */
+
+export interface OperationJsonSource {
+  id: string;
+  type: string;
+  agent_id: string;
+  status: string;
+  task_id: string | null;
+  context_id: string | null;
+  idempotency_key: string;
+  request_body: string;
+  result: string | null;
+  error: string | null;
+  needs_input: number;
+  input_message: string | null;
+  stalled: number;
+  stalled_reason: string | null;
+  webhook_mode: string;
+  deadline_at: number | null;
+  next_check_at: number | null;
+  created_at: number;
+  updated_at: number;
+  completed_at: number | null;
+  parent_id: string | null;
+}
+
+export interface EventJsonSource {
+  id: number;
+  at: number;
+  source: string;
+  kind: string;
+  from_status: string | null;
+  to_status: string | null;
+  detail: string | null;
+  /** The key name of the person who caused it; null when no person did. */
+  actor: string | null;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+const json = (text: string | null) => (text === null ? null : JSON.parse(text));
+
+/** The request as sent, minus the webhook credential we minted (a secret). */
+function presentRequest(body: string) {
+  const request = JSON.parse(body);
+  const auth = request?.push_notification_config?.authentication;
+  if (auth && typeof auth === 'object' && 'credentials' in auth) auth.credentials = '[redacted]';
+  return request;
+}
+
+export function presentEvent(e: EventJsonSource) {
+  return {
+    id: e.id,
+    at: iso(e.at),
+    source: e.source,
+    kind: e.kind,
+    from: e.from_status,
+    to: e.to_status,
+    detail: json(e.detail),
+    actor: e.actor,
+  };
+}
+
+export function presentOperation(o: OperationJsonSource, events?: EventJsonSource[]) {
+  return {
+    id: o.id,
+    type: o.type,
+    agent_id: o.agent_id,
+    status: o.status,
+    task_id: o.task_id,
+    context_id: o.context_id,
+    idempotency_key: o.idempotency_key,
+    request: presentRequest(o.request_body),
+    result: json(o.result),
+    error: json(o.error),
+    needs_input: o.needs_input === 1,
+    input_message: o.input_message,
+    stalled: o.stalled === 1,
+    stalled_reason: o.stalled_reason,
+    webhook: o.webhook_mode,
+    deadline_at: iso(o.deadline_at),
+    next_check_at: iso(o.next_check_at),
+    created_at: iso(o.created_at),
+    updated_at: iso(o.updated_at),
+    completed_at: iso(o.completed_at),
+    parent_id: o.parent_id,
+    ...(events ? { events: events.map(presentEvent) } : {}),
+  };
+}
+
+export type OperationJson = ReturnType<typeof presentOperation>;
+export type EventJson = ReturnType<typeof presentEvent>;
