@@ -13,7 +13,13 @@ export interface Answer {
   body: unknown;
 }
 
-export async function idempotent(store: Store, req: FastifyRequest, reply: FastifyReply, tenantId: string, work: () => Promise<Answer>) {
+/** Seals a stored answer that carries a secret (a new subscription's signing secret), so none is kept in clear. */
+export interface StoredAnswerSeal {
+  seal(text: string): string;
+  open(sealed: string): string;
+}
+
+export async function idempotent(store: Store, req: FastifyRequest, reply: FastifyReply, tenantId: string, work: () => Promise<Answer>, sealStored?: StoredAnswerSeal) {
   const key = req.headers['idempotency-key'];
   if (key === undefined) return send(reply, await work());
   if (typeof key !== 'string' || !/^[\x21-\x7e]{1,255}$/.test(key)) {
@@ -23,7 +29,11 @@ export async function idempotent(store: Store, req: FastifyRequest, reply: Fasti
   const reservation = await store.idempotency.reserve(tenantId, key, hash);
   switch (reservation.kind) {
     case 'replay':
-      return reply.code(reservation.statusCode).header('Idempotent-Replayed', 'true').type('application/json').send(reservation.body);
+      return reply
+        .code(reservation.statusCode)
+        .header('Idempotent-Replayed', 'true')
+        .type('application/json')
+        .send(sealStored ? sealStored.open(reservation.body) : reservation.body);
     case 'mismatch':
       throw new ApiError(409, 'idempotency_key_reused', 'this Idempotency-Key was used with a different request');
     case 'in_progress':
@@ -42,7 +52,8 @@ export async function idempotent(store: Store, req: FastifyRequest, reply: Fasti
     await store.idempotency.release(tenantId, key);
     throw err;
   }
-  await store.idempotency.complete(tenantId, key, answer.statusCode, JSON.stringify(answer.body));
+  const stored = JSON.stringify(answer.body);
+  await store.idempotency.complete(tenantId, key, answer.statusCode, sealStored ? sealStored.seal(stored) : stored);
   return send(reply, answer);
 }
 

@@ -16,6 +16,7 @@ import { cancelRoutes } from './routes/cancel.js';
 import type { CancelService } from '../engine/cancel-operation.js';
 import { reconcileRoutes } from './routes/reconcile.js';
 import type { Reconciler } from '../engine/reconciler.js';
+import type { InstanceView } from '../store/instances-repo.js';
 
 export interface ApiDeps {
   store: Store;
@@ -24,6 +25,8 @@ export interface ApiDeps {
   metrics: Metrics;
   logger: Logger;
   isReady: () => boolean;
+  /** Live instances on this database, shown by /readyz (absent in route-level tests). */
+  instances?: () => Promise<InstanceView[]>;
   /** Absent in route-level tests that build the API alone. */
   reconciler?: Reconciler;
   /** Absent in route-level tests that build the API alone. */

@@ -473,6 +473,7 @@ export class OperationService {
   ): Promise<MutateResult<T>> {
     const result = await this.store.operations.mutate(id, lease, plan, now, alongside);
     if (result.outcome === 'applied' && result.events.length > 0) this.bus.publish({ operation: result.row, events: result.events, notifications: result.notifications });
+    if (result.outcome === 'lease_lost') this.log.info({ operation_id: id }, 'lease lost before writing; discarded');
     return result;
   }
 

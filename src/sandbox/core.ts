@@ -39,7 +39,7 @@ export interface CoreOptions {
 }
 
 /** What the HTTP layer should do to a create_media_buy call before MCP sees it. */
-export type HttpFault = 'fail-500' | 'lost-reply' | null;
+export type HttpFault = 'fail-500' | 'lost-reply' | 'hold-reply' | null;
 
 export interface BehindBackTask {
   status?: TaskStatus;
@@ -125,7 +125,8 @@ export class SellerCore {
       case 'instant':
       case 'flaky_429':
       case 'flaky_500':
-      case 'lost_reply': {
+      case 'lost_reply':
+      case 'held_reply': {
         const mediaBuy = buildMediaBuy(args);
         this.stats.mediaBuyCreated(key);
         this.book.record(args, mediaBuy);
@@ -200,7 +201,8 @@ export class SellerCore {
    * Decided at the HTTP layer, because these faults are about the transport:
    * `fail-500` answers 500 before anything runs; `lost-reply` runs the call
    * and then answers 500, an ambiguous send the buyer must resolve by
-   * retrying with the same key.
+   * retrying with the same key; `hold-reply` runs the call and keeps its reply
+   * back until released, a send in flight for as long as a test needs.
    */
   httpFaultFor(args: Record<string, unknown>): HttpFault {
     const key = args.idempotency_key;
@@ -212,11 +214,11 @@ export class SellerCore {
       this.stats.createCall(key);
       return 'fail-500';
     }
-    if (behaviour === 'lost_reply') {
+    if (behaviour === 'lost_reply' || behaviour === 'held_reply') {
       const served = this.faultsServed.get(key) ?? 0;
       if (served >= 1) return null;
       this.faultsServed.set(key, 1);
-      return 'lost-reply';
+      return behaviour === 'lost_reply' ? 'lost-reply' : 'hold-reply';
     }
     return null;
   }

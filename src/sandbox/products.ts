@@ -16,7 +16,8 @@ export type SandboxBehaviour =
   | 'auth_required'
   | 'flaky_429'
   | 'flaky_500'
-  | 'lost_reply';
+  | 'lost_reply'
+  | 'held_reply';
 
 export interface SandboxProduct {
   product_id: string;
@@ -93,6 +94,15 @@ export const SANDBOX_PRODUCTS = [
     description:
       'The first MCP call per idempotency_key creates the media buy but answers HTTP 500 (an ambiguous send); ' +
       'a retry with the same key and bytes replays the original result.',
+  },
+  {
+    product_id: 'sandbox_held_reply',
+    behaviour: 'held_reply',
+    name: 'Sandbox: held reply',
+    description:
+      'The first MCP call per idempotency_key creates the media buy and holds its reply until the seller is told to ' +
+      'release it (or the caller goes away): a send that is in flight for as long as a test needs; ' +
+      'a retry with the same key and bytes replays the original result at once.',
   },
 ] as const satisfies readonly SandboxProduct[];
 

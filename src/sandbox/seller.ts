@@ -25,13 +25,14 @@ import { Notifier, type DeliveryContent } from './notifications.js';
 import { mintWebhookSigningIdentity, type PublicJwks } from './signing-key.js';
 import { StatsRecorder, type SellerStats } from './stats.js';
 import { runInRequestSpan } from './request-span.js';
+import { HeldReplies } from './held-replies.js';
 import type { SandboxTask, TaskError, TaskStatus } from './tasks.js';
 import { createSdkWebhookSender, type WebhookRetryPolicy, type WebhookSender } from './webhook-sender.js';
 import { isPlainObject } from './wire.js';
 
 export { SANDBOX_PRODUCTS, SANDBOX_PRODUCT_IDS, SANDBOX_PRICING_OPTION_ID } from './products.js';
 export type { SandboxProductId } from './products.js';
-export type { SellerStats, PollRecord, WebhookRecord } from './stats.js';
+export type { SellerStats, PollRecord, WebhookRecord, CreateRequestRecord } from './stats.js';
 export type { WebhookSender, WebhookDelivery, WebhookDeliveryResult } from './webhook-sender.js';
 export type { BehindBackTask } from './core.js';
 export type { DeliveryContent } from './notifications.js';
@@ -94,6 +95,10 @@ export interface SandboxSeller {
   sendWebhook(taskId: string, content: DeliveryContent): void;
   /** Resolves when no webhook delivery (including retries) is in flight. */
   webhooksSettled(): Promise<void>;
+  /** sandbox_held_reply calls whose reply is being held now. */
+  heldReplies(): number;
+  /** Ends every held reply: sent as the real reply (default) or as an HTTP 500. Returns how many. */
+  releaseHeldReplies(as?: 'reply' | 'error'): number;
 }
 
 const MAX_BODY_BYTES = 1_000_000;
@@ -135,6 +140,7 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
     return a.length === b.length && timingSafeEqual(a, b);
   };
 
+  const held = new HeldReplies();
   const idleServers: AdcpServer[] = [];
   let a2aHandler: NodeHandler | undefined;
   let origin = '';
@@ -180,7 +186,16 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
       const args = createMediaBuyArgs(parsed);
       if (args) {
         const fault = core.httpFaultFor(args);
+        if (typeof args.idempotency_key === 'string') stats.createRequest(args.idempotency_key, raw, args, fault === 'hold-reply');
         if (fault === 'fail-500') return sendJson(res, 500, { error: 'sandbox: injected server error' });
+        if (fault === 'hold-reply') {
+          // The buy happens now; the caller waits until a test releases the reply.
+          const result = await core.createMediaBuy(args, caller.principal);
+          const how = await held.hold(res);
+          if (how === 'gone') return;
+          if (how === 'error') return sendJson(res, 500, { error: 'sandbox: held reply released as an error' });
+          return sendJson(res, 200, { jsonrpc: '2.0', id: (parsed as { id?: unknown }).id ?? null, result });
+        }
         if (fault === 'lost-reply') {
           // The buy really happens; only the reply is lost.
           await core.createMediaBuy(args, caller.principal);
@@ -248,6 +263,8 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
     createTaskBehindBuyersBack: (o) => core.createTaskBehindBuyersBack(o),
     sendWebhook: (taskId, content) => core.sendWebhook(taskId, content),
     webhooksSettled: () => notifier.drain(),
+    heldReplies: () => held.size,
+    releaseHeldReplies: (as = 'reply') => held.release(as),
   };
 }
 

@@ -15,6 +15,21 @@ export interface PollRecord {
   ended_at?: number;
 }
 
+/** One create_media_buy request over MCP, as it reached the seller. */
+export interface CreateRequestRecord {
+  idempotency_key: string;
+  /** The HTTP request body exactly as received. */
+  body: string;
+  /** Its `params.arguments`, serialized again in the order sent. */
+  arguments: string;
+  /** Whether its reply was held (sandbox_held_reply). */
+  held: boolean;
+  /** When the HTTP request arrived (epoch ms). */
+  started_at: number;
+  /** When its reply was sent in full or the caller went away (epoch ms); absent while in flight. */
+  ended_at?: number;
+}
+
 export interface WebhookRecord {
   task_id: string;
   status: string;
@@ -40,6 +55,8 @@ export interface SellerStats {
   replaysByKey: Record<string, number>;
   pollsByTask: Record<string, number>;
   pollLog: PollRecord[];
+  /** Every create_media_buy request over MCP, in arrival order. */
+  createRequests: CreateRequestRecord[];
   webhooks: WebhookRecord[];
   tasks: number;
   jwks: { keys: unknown[] };
@@ -56,6 +73,7 @@ export class StatsRecorder {
   private readonly replaysByKey: Record<string, number> = {};
   private readonly pollsByTask: Record<string, number> = {};
   private readonly pollLog: PollRecord[] = [];
+  private readonly createRequests: CreateRequestRecord[] = [];
   private readonly webhooks: WebhookRecord[] = [];
 
   createCall(key: string): number {
@@ -82,6 +100,15 @@ export class StatsRecorder {
     this.pollLog.push(record);
   }
 
+  /** Records a create_media_buy request with the span of the HTTP request carrying it. */
+  createRequest(key: string, body: string, args: Record<string, unknown>, held: boolean): void {
+    const span = currentRequestSpan();
+    const record: CreateRequestRecord = { idempotency_key: key, body, arguments: JSON.stringify(args), held, started_at: span?.startedAt ?? Date.now() };
+    if (span) span.onEnd.push((at) => (record.ended_at = at));
+    else record.ended_at = record.started_at;
+    this.createRequests.push(record);
+  }
+
   webhook(record: WebhookRecord): void {
     this.webhooks.push(record);
   }
@@ -95,6 +122,7 @@ export class StatsRecorder {
       replaysByKey: this.replaysByKey,
       pollsByTask: this.pollsByTask,
       pollLog: this.pollLog,
+      createRequests: this.createRequests,
       webhooks: this.webhooks,
       ...extra,
     });

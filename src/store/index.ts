@@ -9,7 +9,10 @@ import { DeliveriesRepo } from './deliveries-repo.js';
 import { DbNonceReplayStore } from './nonce-repo.js';
 import { JobLeasesRepo } from './job-leases-repo.js';
 import { ReconcileRepo } from './reconcile-repo.js';
+import { InstancesRepo } from './instances-repo.js';
 import { NotificationsRepo, type NotificationsOptions } from './notifications-repo.js';
+import { SubscriptionsRepo } from './subscriptions-repo.js';
+import { SubscriptionDeliveriesRepo } from './subscription-deliveries-repo.js';
 import { SessionsRepo } from './sessions-repo.js';
 
 export interface Store {
@@ -22,7 +25,10 @@ export interface Store {
   nonces: DbNonceReplayStore;
   jobLeases: JobLeasesRepo;
   reconcile: ReconcileRepo;
+  instances: InstancesRepo;
   notifications: NotificationsRepo;
+  subscriptions: SubscriptionsRepo;
+  subscriptionDeliveries: SubscriptionDeliveriesRepo;
   sessions: SessionsRepo;
   close(): Promise<void>;
 }
@@ -44,7 +50,10 @@ export function storeFor(db: Db, opts: StoreOptions = {}): Store {
     nonces: new DbNonceReplayStore(db),
     jobLeases: new JobLeasesRepo(db),
     reconcile: new ReconcileRepo(db),
+    instances: new InstancesRepo(db),
     notifications,
+    subscriptions: new SubscriptionsRepo(db),
+    subscriptionDeliveries: new SubscriptionDeliveriesRepo(db),
     sessions: new SessionsRepo(db),
     close: () => db.close(),
   };

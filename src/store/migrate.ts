@@ -8,10 +8,12 @@ import type { Db } from './db.js';
 import { initial } from './migrations/001-initial.js';
 import { webhooks } from './migrations/002-webhooks.js';
 import { reconcile } from './migrations/003-reconcile.js';
+import { instances } from './migrations/004-instances.js';
 import { operationParent } from './migrations/012-operation-parent.js';
 import { keyRoles } from './migrations/005-key-roles.js';
 import { notifications } from './migrations/007-notifications.js';
 import { reconcileRetry } from './migrations/009-reconcile-retry.js';
+import { subscriptions } from './migrations/008-subscriptions.js';
 import { sessions } from './migrations/013-sessions.js';
 
 export function migrationsFor(db: Db): Record<string, Migration> {
@@ -19,10 +21,12 @@ export function migrationsFor(db: Db): Record<string, Migration> {
     '001-initial': initial(db.dialect),
     '002-webhooks': webhooks,
     '003-reconcile': reconcile,
+    '004-instances': instances,
     '005-key-roles': keyRoles(db.dialect),
     '007-notifications': notifications(db.dialect),
     '009-reconcile-retry': reconcileRetry,
     '012-operation-parent': operationParent,
+    '008-subscriptions': subscriptions,
     '013-sessions': sessions,
   };
 }

@@ -13,6 +13,8 @@ export interface UiDeps {
   sessionTtlMs: number;
   /** ADCP_ORCH_PUBLIC_URL: an https:// address makes the cookies Secure. */
   publicUrl?: string;
+  /** Wakes the subscription dispatcher (a redelivery is due now); its presence adds the subscriptions pages. */
+  wakeSubscriptions?: () => void;
   /** Takes a person's answer (the engine's AnswerService, as POST /v1/operations/:id/input uses). */
   answers?: {
     answer(tenantId: string, operationId: string, answer: { decision: 'approve' | 'reject' | 'respond'; message?: string; params?: Record<string, unknown> }, actor: string): Promise<OperationRow>;

@@ -6,8 +6,8 @@ import type { SafeHtml } from './html.js';
 import { html } from './html.js';
 import { inboxCount, layout, type PageContext, type Section } from './views/layout.js';
 
-export function sectionsFor(_deps: UiDeps): Section[] {
-  return ['operations', 'inbox', 'agents'];
+export function sectionsFor(deps: UiDeps): Section[] {
+  return ['operations', 'inbox', 'agents', ...(deps.wakeSubscriptions ? (['subscriptions'] as const) : [])];
 }
 
 export async function pageContext(req: FastifyRequest, deps: UiDeps, reads: DashboardReads): Promise<PageContext> {

@@ -11,6 +11,7 @@ import { inboxPages } from './routes/inbox.js';
 import { liveStreamRoutes } from './routes/live-stream.js';
 import { operationsPages } from './routes/operations.js';
 import { signInRoutes } from './routes/sign-in.js';
+import { subscriptionsPages } from './routes/subscriptions.js';
 import { messagePage } from './views/message.js';
 
 /** Scripts, styles and connections from this origin only; nothing inline, no framing. */
@@ -64,6 +65,7 @@ export function dashboardRoutes(deps: UiDeps) {
       operationsPages(scope, deps);
       inboxPages(scope, deps);
       agentsPages(scope, deps);
+      subscriptionsPages(scope, deps);
       liveStreamRoutes(scope, deps);
       assetRoutes(scope);
     });

@@ -50,16 +50,19 @@ async function serve(config: Config, sandbox: boolean): Promise<void> {
   const logger = createLogger(config.LOG_LEVEL, { format: config.LOG_FORMAT });
   let sandboxSetup: SandboxSetup | undefined;
   let app: App | undefined;
-  const shutdown = async (signal: string) => {
+  const shutdown = async (signal: string, exitCode = 0) => {
     logger.info({ signal }, 'shutting down');
     await app?.close().catch((err) => logger.error({ err }, 'close failed'));
     await sandboxSetup?.close().catch(() => undefined);
-    process.exit(0);
+    process.exit(exitCode);
   };
   process.once('SIGINT', () => void shutdown('SIGINT'));
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
 
   app = await createApp({ config, logger });
+  // SQLite: another serve took the file over while we were presumed dead (stopped, hung): two must not serve it.
+  app.instances.onSuperseded(() => void shutdown('superseded', 1));
+  // A refused start (the SQLite file is served by another live process) ends here with its message, exit code 1.
   const baseUrl = await app.listen();
   if (sandbox) {
     // Loaded only when asked for: the sandbox agents pull in the SDK's server side.
