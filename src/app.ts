@@ -16,12 +16,16 @@ import { Metrics } from './engine/metrics.js';
 import { isAgentFailure, OperationService } from './engine/operation-service.js';
 import { AgentBreakers } from './engine/breakers.js';
 import { Scheduler } from './engine/scheduler.js';
+import { AnswerDelivery } from './engine/answer-delivery.js';
+import { AnswerService } from './engine/answer-service.js';
+import { ANSWER_CHECK } from './engine/input-requests.js';
+import { SpendApproval } from './engine/spend-approval.js';
 import { CancelService } from './engine/cancel-operation.js';
 import { createReconciliation } from './engine/reconcile-setup.js';
 import { InstancePresence } from './engine/instances.js';
 import type { Reconciler } from './engine/reconciler.js';
 import { resolveSecretKey } from './secret-key.js';
-import { openStore, type Store } from './store/index.js';
+import { openStore, type OperationRow, type Store } from './store/index.js';
 import { SecretBox } from './store/secret-box.js';
 import { AgentKeySources } from './webhooks/key-sources.js';
 import { WebhookReceiver } from './webhooks/receiver.js';
@@ -47,6 +51,7 @@ export interface App {
   store: Store;
   api: FastifyInstance;
   operations: OperationService;
+  answers: AnswerService;
   scheduler: Scheduler;
   reconciler: Reconciler;
   metrics: Metrics;
@@ -93,7 +98,12 @@ export async function createApp(opts: AppOptions): Promise<App> {
     replayWindowMs: config.ADCP_ORCH_REPLAY_WINDOW_MS,
     instanceId,
   }, breakers);
-  const scheduler = new Scheduler(store, (row) => operations.runClaimed(row), clock, logger, {
+  const spendApproval = new SpendApproval(store, clock);
+  const delivery = new AnswerDelivery({ store, adcp, secrets, bus, operations, breakers, metrics, clock, log: logger });
+  const answers = new AnswerService({ store, secrets, bus, operations, delivery, spendApproval, metrics, clock, log: logger });
+  // A person's answer on its way to the seller has its own runner; everything else is a send or a poll.
+  const runClaimed = (row: OperationRow) => (row.check_kind === ANSWER_CHECK ? delivery.run(row) : operations.runClaimed(row));
+  const scheduler = new Scheduler(store, runClaimed, clock, logger, {
     instanceId,
     leaseMs: operations.leaseMs,
     concurrency: opts.concurrency ?? 64,
@@ -141,6 +151,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     sessionTtlMs: config.ADCP_ORCH_SESSION_TTL_MS,
     publicUrl: config.ADCP_ORCH_PUBLIC_URL,
     wakeSubscriptions: () => subscriptions.wake(),
+    answers,
   });
   let ready = false;
   let stopMaintenance: (() => void) | undefined;
@@ -153,6 +164,8 @@ export async function createApp(opts: AppOptions): Promise<App> {
     isReady: () => ready,
     instances: () => instances.live(),
     reconciler: reconciliation.reconciler,
+    answers,
+    spendApproval,
     cancel,
     plugins: [
       webhookRoutes(receiver, config.ADCP_ORCH_PUBLIC_URL),
@@ -166,6 +179,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     store,
     api,
     operations,
+    answers,
     scheduler,
     reconciler: reconciliation.reconciler,
     metrics,

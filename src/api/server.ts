@@ -15,6 +15,10 @@ import { operationRoutes } from './routes/operations.js';
 import { cancelRoutes } from './routes/cancel.js';
 import type { CancelService } from '../engine/cancel-operation.js';
 import { reconcileRoutes } from './routes/reconcile.js';
+import { inputRoutes } from './routes/input.js';
+import { settingsRoutes } from './routes/settings.js';
+import type { AnswerService } from '../engine/answer-service.js';
+import type { SpendApproval } from '../engine/spend-approval.js';
 import type { Reconciler } from '../engine/reconciler.js';
 import type { InstanceView } from '../store/instances-repo.js';
 
@@ -29,6 +33,9 @@ export interface ApiDeps {
   instances?: () => Promise<InstanceView[]>;
   /** Absent in route-level tests that build the API alone. */
   reconciler?: Reconciler;
+  /** People in the loop: answers and the spend approval rule (absent: no /input route). */
+  answers?: AnswerService;
+  spendApproval?: SpendApproval;
   /** Absent in route-level tests that build the API alone. */
   cancel?: CancelService;
   /** Extra route groups (webhooks, events, UI) registered by their own modules. */
@@ -65,6 +72,8 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
 
   agentRoutes(app, deps);
   operationRoutes(app, deps);
+  if (deps.answers) inputRoutes(app, { store: deps.store, answers: deps.answers });
+  settingsRoutes(app, deps);
   if (deps.cancel) cancelRoutes(app, { store: deps.store, cancel: deps.cancel });
   if (deps.reconciler) reconcileRoutes(app, { store: deps.store, reconciler: deps.reconciler });
   healthRoutes(app, deps);

@@ -23,6 +23,8 @@ export interface OperationJsonSource {
   error: string | null;
   needs_input: number;
   input_message: string | null;
+  /** JSON of what a person is asked (src/domain/input-request.ts), while needs_input. */
+  input_request?: string | null;
   stalled: number;
   stalled_reason: string | null;
   webhook_mode: string;
@@ -84,6 +86,8 @@ export function presentOperation(o: OperationJsonSource, events?: EventJsonSourc
     error: json(o.error),
     needs_input: o.needs_input === 1,
     input_message: o.input_message,
+    // What a person is asked and may answer (DESIGN.md §5.1); null unless needs_input.
+    input_request: o.needs_input === 1 ? json(o.input_request ?? null) : null,
     stalled: o.stalled === 1,
     stalled_reason: o.stalled_reason,
     webhook: o.webhook_mode,

@@ -30,12 +30,18 @@ import {
   type TaskStatus,
 } from './tasks.js';
 import { errorResult, isPlainObject, ok, type ToolResult } from './wire.js';
+import { currentBearer } from './request-span.js';
 
 export interface CoreOptions {
   submittedDelayMs: number;
   workingDelayMs: number;
   /** How many calls per idempotency_key the flaky products fail before succeeding. */
   flakyFailures: number;
+  /**
+   * sandbox_auth_required stops asking for credentials once a call carries this
+   * bearer token (the buyer's credentials were refreshed). Unset: it always asks.
+   */
+  freshToken?: string;
 }
 
 /** What the HTTP layer should do to a create_media_buy call before MCP sees it. */
@@ -109,6 +115,8 @@ export class SellerCore {
     key: string,
     push: PushNotificationConfig | undefined,
   ): Promise<ToolResult> {
+    // Fresh credentials answer what sandbox_auth_required would otherwise ask for.
+    if (behaviour === 'auth_required' && this.credentialIsFresh()) behaviour = 'instant';
     const echo = args.context !== undefined ? { context: args.context } : {};
     const newTask = (status: TaskStatus, message?: string): SandboxTask =>
       this.tasks.create({
@@ -164,6 +172,16 @@ export class SellerCore {
           extra: { status: 'failed', ...echo },
         });
     }
+  }
+
+  /** Whether the request being served carries the refreshed credential (see CoreOptions.freshToken). */
+  credentialIsFresh(): boolean {
+    return this.opts.freshToken !== undefined && currentBearer() === this.opts.freshToken;
+  }
+
+  /** Whether an auth-required task waits for a particular refreshed credential. */
+  requiresFreshCredential(): boolean {
+    return this.opts.freshToken !== undefined;
   }
 
   /** `update_media_buy`: only cancellation (src/sandbox/update-media-buy.ts). */

@@ -51,7 +51,9 @@ export const SANDBOX_PRODUCTS = [
     behaviour: 'input_required',
     name: 'Sandbox: input required',
     description:
-      'Replies {status:"input-required", task_id, message}; stays so until the buyer calls the custom tool ' +
+      'Replies {status:"input-required", task_id, message}; stays so until answered. Over A2A the A2A task stays ' +
+      'open: a message on its taskId + contextId with the full valid input completes it (or, with ' +
+      'ext.sandbox.then:"submitted", moves it to submitted). Out of band, over MCP or A2A: the custom tool ' +
       'sandbox_respond {task_id, approve, message?}: approve → completed, reject → rejected.',
   },
   {

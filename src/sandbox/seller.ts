@@ -32,7 +32,8 @@ import { isPlainObject } from './wire.js';
 
 export { SANDBOX_PRODUCTS, SANDBOX_PRODUCT_IDS, SANDBOX_PRICING_OPTION_ID } from './products.js';
 export type { SandboxProductId } from './products.js';
-export type { SellerStats, PollRecord, WebhookRecord, CreateRequestRecord } from './stats.js';
+export type { SellerStats, PollRecord, WebhookRecord, CreateRequestRecord, CallRecord, ContinuationRecord } from './stats.js';
+export type { BookedMediaBuy } from './media-buy-book.js';
 export type { WebhookSender, WebhookDelivery, WebhookDeliveryResult } from './webhook-sender.js';
 export type { BehindBackTask } from './core.js';
 export type { DeliveryContent } from './notifications.js';
@@ -61,6 +62,11 @@ export interface SandboxSellerOptions {
   flakyFailures?: number;
   /** Serve A2A as well. Default true. */
   a2a?: boolean;
+  /**
+   * sandbox_auth_required stops asking once a call (or an A2A answer) carries
+   * `Authorization: Bearer <freshToken>`: the buyer refreshed its credentials.
+   */
+  freshToken?: string;
 }
 
 export interface SandboxSeller {
@@ -122,6 +128,7 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
       submittedDelayMs: opts.submittedDelayMs ?? 3000,
       workingDelayMs: opts.workingDelayMs ?? 1500,
       flakyFailures: opts.flakyFailures ?? 2,
+      ...(opts.freshToken !== undefined && { freshToken: opts.freshToken }),
     },
     notifier,
     stats,
@@ -147,7 +154,7 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
   let mcpUrl = '';
 
   const server: Server = createServer((req, res) => {
-    runInRequestSpan(res, () => route(req, res)).catch((err: unknown) => {
+    runInRequestSpan(res, () => route(req, res), bearerOf(req)).catch((err: unknown) => {
       if (!res.headersSent) sendJson(res, 500, { error: 'internal error', detail: String(err) });
       else res.end();
     });
@@ -233,7 +240,11 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
   origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   mcpUrl = `${origin}/mcp`;
   const a2aUrl = opts.a2a === false ? undefined : `${origin}/a2a`;
-  if (a2aUrl) a2aHandler = await createA2AHandler(buildAdcpServer(core, mcpUrl, caller, stateStore), a2aUrl);
+  if (a2aUrl) {
+    a2aHandler = await createA2AHandler(buildAdcpServer(core, mcpUrl, caller, stateStore), core, a2aUrl, {
+      submittedDelayMs: opts.submittedDelayMs ?? 3000,
+    });
+  }
 
   let closed: Promise<void> | undefined;
   return {
@@ -284,6 +295,11 @@ async function readBody(req: IncomingMessage): Promise<string | undefined> {
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+function bearerOf(req: IncomingMessage): string | undefined {
+  const m = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '');
+  return m ? m[1]!.trim() : undefined;
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {

@@ -46,6 +46,25 @@ export interface WebhookRecord {
   at: string;
 }
 
+/** One AdCP tool call the seller answered (over MCP or A2A), in arrival order. */
+export interface CallRecord {
+  tool: string;
+  at: string;
+  idempotency_key?: string;
+  task_id?: string;
+}
+
+/** One follow-up message on an open A2A task (an answer to input-required / auth-required). */
+export interface ContinuationRecord {
+  a2a_task_id: string;
+  task_id: string;
+  message_id: string;
+  /** completed | submitted | asked_again | duplicate | refused */
+  outcome: string;
+  idempotency_key?: string;
+  at: string;
+}
+
 export interface SellerStats {
   /** Media buys actually created (side effects), over all keys. */
   mediaBuysCreated: number;
@@ -58,6 +77,9 @@ export interface SellerStats {
   /** Every create_media_buy request over MCP, in arrival order. */
   createRequests: CreateRequestRecord[];
   webhooks: WebhookRecord[];
+  /** Every AdCP tool call, in order: proof of what did (and did not) reach the seller. */
+  calls: CallRecord[];
+  continuations: ContinuationRecord[];
   tasks: number;
   jwks: { keys: unknown[] };
 }
@@ -75,6 +97,19 @@ export class StatsRecorder {
   private readonly pollLog: PollRecord[] = [];
   private readonly createRequests: CreateRequestRecord[] = [];
   private readonly webhooks: WebhookRecord[] = [];
+  private readonly calls: CallRecord[] = [];
+  private readonly continuations: ContinuationRecord[] = [];
+
+  call(tool: string, args: Record<string, unknown>): void {
+    const record: CallRecord = { tool, at: new Date().toISOString() };
+    if (typeof args.idempotency_key === 'string') record.idempotency_key = args.idempotency_key;
+    if (typeof args.task_id === 'string') record.task_id = args.task_id;
+    this.calls.push(record);
+  }
+
+  continuation(record: Omit<ContinuationRecord, 'at'>): void {
+    this.continuations.push({ ...record, at: new Date().toISOString() });
+  }
 
   createCall(key: string): number {
     bump(this.createCallsByKey, key);
@@ -124,6 +159,8 @@ export class StatsRecorder {
       pollLog: this.pollLog,
       createRequests: this.createRequests,
       webhooks: this.webhooks,
+      calls: this.calls,
+      continuations: this.continuations,
       ...extra,
     });
   }

@@ -13,6 +13,7 @@ import { InstancesRepo } from './instances-repo.js';
 import { NotificationsRepo, type NotificationsOptions } from './notifications-repo.js';
 import { SubscriptionsRepo } from './subscriptions-repo.js';
 import { SubscriptionDeliveriesRepo } from './subscription-deliveries-repo.js';
+import { SettingsRepo } from './settings-repo.js';
 import { SessionsRepo } from './sessions-repo.js';
 
 export interface Store {
@@ -29,6 +30,7 @@ export interface Store {
   notifications: NotificationsRepo;
   subscriptions: SubscriptionsRepo;
   subscriptionDeliveries: SubscriptionDeliveriesRepo;
+  settings: SettingsRepo;
   sessions: SessionsRepo;
   close(): Promise<void>;
 }
@@ -54,6 +56,7 @@ export function storeFor(db: Db, opts: StoreOptions = {}): Store {
     notifications,
     subscriptions: new SubscriptionsRepo(db),
     subscriptionDeliveries: new SubscriptionDeliveriesRepo(db),
+    settings: new SettingsRepo(db),
     sessions: new SessionsRepo(db),
     close: () => db.close(),
   };

@@ -80,6 +80,12 @@ export interface OperationsTable {
   updated_at: number;
   completed_at: number | null;
   parent_id: string | null;
+  /** JSON InputRequest (src/domain/input-request.ts) while a person is asked something. */
+  input_request?: string | null;
+  /** JSON {a2a_task_id, a2a_context_id, received_at}: the A2A continuation of the reply that asked. */
+  continuation?: string | null;
+  /** JSON RecordedAnswer, plus the continuation message while it is being sent. */
+  answer?: string | null;
 }
 
 export interface OperationEventsTable {
@@ -144,6 +150,16 @@ export interface Database {
   subscription_deliveries: SubscriptionDeliveriesTable;
   subscription_delivery_attempts: SubscriptionDeliveryAttemptsTable;
   sessions: SessionsTable;
+  tenant_settings: TenantSettingsTable;
+}
+
+/** A tenant's own rules (DESIGN.md §5.1): one JSON document per tenant. */
+export interface TenantSettingsTable {
+  tenant_id: string;
+  settings: string;
+  updated_at: number;
+  /** The key name of who last changed them. */
+  updated_by: string;
 }
 
 export interface ReconcileReportsTable {

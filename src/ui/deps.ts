@@ -1,7 +1,8 @@
 /** What the dashboard's routes are built from. Features that land later are optional and add their pages. */
 import type { CancelService } from '../engine/cancel-operation.js';
 import type { Clock } from '../engine/clock.js';
-import type { OperationRow, Store } from '../store/index.js';
+import type { AnswerService } from '../engine/answer-service.js';
+import type { Store } from '../store/index.js';
 import type { LiveSource } from './live.js';
 
 export interface UiDeps {
@@ -16,7 +17,5 @@ export interface UiDeps {
   /** Wakes the subscription dispatcher (a redelivery is due now); its presence adds the subscriptions pages. */
   wakeSubscriptions?: () => void;
   /** Takes a person's answer (the engine's AnswerService, as POST /v1/operations/:id/input uses). */
-  answers?: {
-    answer(tenantId: string, operationId: string, answer: { decision: 'approve' | 'reject' | 'respond'; message?: string; params?: Record<string, unknown> }, actor: string): Promise<OperationRow>;
-  };
+  answers?: Pick<AnswerService, 'answer'>;
 }

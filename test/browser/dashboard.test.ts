@@ -111,7 +111,6 @@ describeInBrowser('dashboard in a browser', () => {
     await item.waitFor({ timeout: 20_000 });
     await expect(item.locator('.message').textContent()).resolves.toContain('insertion order');
     await expect(item.locator('.meta').textContent()).resolves.toMatch(/Waiting \d/);
-    await screenshot(page, 'inbox');
   });
 
   it('shows a viewer no cancel or answer button, and refuses a forged form post with its session', async () => {

@@ -4,6 +4,8 @@
  * the same role (approver), the same checks, the same event with the key's name.
  */
 import type { FastifyInstance } from 'fastify';
+import { AnswerInput } from '../../api/routes/input.js';
+import type { Answer } from '../../domain/input-request.js';
 import { roleAtLeast } from '../../domain/roles.js';
 import { EngineError } from '../../engine/errors.js';
 import { DashboardReads } from '../../store/dashboard-reads.js';
@@ -14,27 +16,29 @@ import { inboxPage, inboxRegion, type InboxView } from '../views/inbox.js';
 import { messagePage } from '../views/message.js';
 
 const INBOX_LIMIT = 100;
-const DECISIONS = new Set(['approve', 'reject', 'respond']);
 
 type Form = Record<string, unknown>;
 
-/** The form's fields as the API's body: {decision, message?, params?}; a problem is said in words. */
-function answerFrom(form: Form): { decision: 'approve' | 'reject' | 'respond'; message?: string; params?: Record<string, unknown> } | string {
-  const decision = typeof form.decision === 'string' ? form.decision : '';
-  if (!DECISIONS.has(decision)) return 'Choose approve, reject or respond.';
-  const message = typeof form.message === 'string' && form.message.trim() !== '' ? form.message.trim() : undefined;
-  if (message && message.length > 2000) return 'The message is too long (at most 2000 characters).';
-  let params: Record<string, unknown> | undefined;
+/**
+ * The form's fields as the API's body, checked by the API's own schema
+ * (POST /v1/operations/:id/input): {decision, message?, params?}. A problem is said in words.
+ */
+function answerFrom(form: Form): Answer | string {
+  let params: unknown;
   if (typeof form.params === 'string' && form.params.trim() !== '') {
     try {
-      const parsed = JSON.parse(form.params);
-      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return 'The parameters must be a JSON object, such as {"packages": [...]}.';
-      params = parsed as Record<string, unknown>;
+      params = JSON.parse(form.params);
     } catch (err) {
       return `The parameters are not valid JSON: ${(err as Error).message}.`;
     }
+    if (!params || typeof params !== 'object' || Array.isArray(params)) return 'The parameters must be a JSON object, such as {"packages": [...]}.';
   }
-  return { decision: decision as 'approve' | 'reject' | 'respond', message, params };
+  const message = typeof form.message === 'string' && form.message.trim() !== '' ? form.message : undefined;
+  const parsed = AnswerInput.safeParse({ decision: form.decision, ...(message !== undefined ? { message } : {}), ...(params !== undefined ? { params } : {}) });
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  if (issue.path[0] === 'decision') return 'Choose approve, reject or respond.';
+  return `The ${String(issue.path[0] ?? 'answer')} was not accepted: ${issue.message}.`;
 }
 
 export function inboxPages(app: FastifyInstance, deps: UiDeps): void {

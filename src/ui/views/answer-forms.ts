@@ -3,18 +3,13 @@
  * Only the decisions the request allows are offered, and only to a key whose role
  * may answer; the server applies the same rules again whatever a form says.
  */
+import type { InputRequest } from '../../domain/input-request.js';
+import { parseInputRequest } from '../../engine/input-requests.js';
 import type { OperationRow } from '../../store/index.js';
 import { html, type SafeHtml } from '../html.js';
 
-export interface InputRequestView {
-  kind: string;
-  message: string;
-  reason?: string;
-  allowed: string[];
-  fields?: Array<{ field: string; required_value?: unknown; reason: string }>;
-  requested_at?: string;
-  expires_at?: string;
-}
+/** What a waiting operation asks (DESIGN.md §5.1); `allowed` is empty when nothing can be answered here. */
+export type InputRequestView = Pick<InputRequest, 'kind' | 'message' | 'reason' | 'fields' | 'expires_at'> & { allowed: string[]; requested_at?: string };
 
 export const KIND_LABELS: Record<string, string> = {
   seller_input: 'Seller asks',
@@ -22,18 +17,10 @@ export const KIND_LABELS: Record<string, string> = {
   governance_conditions: 'Governance conditions',
 };
 
-/** The stored request, or for a wait recorded before requests were stored, what the seller said. */
+/** The stored request, or, for a wait recorded without one (older rows), what the seller said, with nothing to answer. */
 export function inputRequestOf(o: OperationRow): InputRequestView | undefined {
   if (o.needs_input !== 1) return undefined;
-  const text = (o as { input_request?: string | null }).input_request;
-  if (text) {
-    try {
-      return JSON.parse(text) as InputRequestView;
-    } catch {
-      /* fall back below */
-    }
-  }
-  return { kind: 'seller_input', message: o.input_message ?? 'The seller needs input.', reason: o.status, allowed: [] };
+  return parseInputRequest(o) ?? { kind: 'seller_input', message: o.input_message ?? 'The seller needs input.', reason: o.status, allowed: [] };
 }
 
 export interface AnswerFormsOptions {
@@ -77,7 +64,7 @@ export function answerForms(o: OperationRow, request: InputRequestView, opts: An
       <input type="hidden" name="decision" value="respond">
       <label for="${idBase}-params">Parameters (a JSON object merged over the request)</label>
       <textarea id="${idBase}-params" name="params" rows="5" required spellcheck="false" class="mono" placeholder='{"packages": [{"budget": 20000}]}'></textarea>
-      <label for="${idBase}-respond-message">Message <span class="muted">(optional)</span></label>
+      <label for="${idBase}-respond-message">Note with the corrections <span class="muted">(optional)</span></label>
       <input id="${idBase}-respond-message" name="message" maxlength="2000">
       <button type="submit" class="primary">Send corrected request</button>
     </form>

@@ -19,6 +19,20 @@ function waitedSince(o: OperationRow, requestedAt: string | undefined): number {
   return Number.isFinite(asked) ? asked : (o.status_since ?? o.updated_at);
 }
 
+/** For a buy, what it would spend: the packages' budgets added up. */
+function budgetOf(o: OperationRow): string | undefined {
+  if (o.type !== 'create_media_buy') return undefined;
+  try {
+    const packages = (JSON.parse(o.request_body) as { packages?: Array<{ budget?: unknown }> }).packages ?? [];
+    const budgets = packages.map((p) => p.budget).filter((b): b is number => typeof b === 'number');
+    if (budgets.length === 0) return undefined;
+    const total = budgets.reduce((a, b) => a + b, 0);
+    return `${total.toLocaleString('en-US')} across ${packages.length} package${packages.length === 1 ? '' : 's'}`;
+  } catch {
+    return undefined;
+  }
+}
+
 function item(o: OperationRow, agentName: string, v: InboxView): SafeHtml {
   const request = inputRequestOf(o)!;
   const since = waitedSince(o, request.requested_at);
@@ -34,6 +48,7 @@ function item(o: OperationRow, agentName: string, v: InboxView): SafeHtml {
   <p class="meta">
     <span>Waiting <strong>${duration(v.now - since)}</strong> <span class="muted">(since ${utc(since)})</span></span>
     <span>${Number.isFinite(expires) ? html`Expires ${when(expires, v.now)}` : 'No expiry'}</span>
+    ${budgetOf(o) ? html`<span>Budget <strong>${budgetOf(o)}</strong></span>` : ''}
     ${request.reason ? html`<span>Reason: <code>${request.reason}</code></span>` : ''}
   </p>
   ${answerForms(o, request, { ...v.forms, returnTo: 'inbox' })}
