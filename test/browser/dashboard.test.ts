@@ -69,7 +69,7 @@ describeInBrowser('dashboard in a browser', () => {
     expect(await page.evaluate(() => (window as unknown as { stayed?: boolean }).stayed)).toBe(true);
 
     // More kinds of operations, for a list worth looking at.
-    const others = [await buy('sandbox_instant'), await buy('sandbox_rejected'), await buy('sandbox_input_required')];
+    const others = [await buy('sandbox_instant'), await buy('sandbox_rejected'), await buy('sandbox_input_required'), await buy('sandbox_failed'), await buy('sandbox_instant', { approval: 'required' })];
     for (const o of others) await row(page, o.id).waitFor({ timeout: 20_000 });
     await row(page, others[2]!.id).locator('[data-status="input-required"]').waitFor({ timeout: 20_000 });
     await expect(page.locator('#inbox-count').textContent()).resolves.toMatch(/\d/);
@@ -185,6 +185,33 @@ describeInBrowser('dashboard in a browser', () => {
     const reused = await fetch(`${base()}/operations`, { headers: { cookie: `adcp_session=${cookie}` }, redirect: 'manual' });
     expect(reused.status).toBe(303);
     expect(reused.headers.get('location')).toMatch(/^\/login/);
+  });
+
+  it('can be used from the keyboard, and labels every control', async () => {
+    const op = await buy('sandbox_instant', { approval: 'required' });
+    const page = await newPage();
+    await signIn(page, base(), traderKey);
+    for (const path of ['/operations', `/operations/${op.id}`, '/inbox', '/agents', '/subscriptions']) {
+      await page.goto(`${base()}${path}`);
+      // The first Tab reaches the skip link, and it leads to the main region.
+      await page.keyboard.press('Tab');
+      await expect(page.evaluate(() => document.activeElement?.textContent)).resolves.toBe('Skip to content');
+      await expect(page.evaluate(() => (document.activeElement as HTMLAnchorElement).hash)).resolves.toBe('#main');
+      const unlabelled = await page.evaluate(() =>
+        [...document.querySelectorAll('input:not([type=hidden]), select, textarea, button')]
+          .filter((el) => {
+            const e = el as HTMLInputElement;
+            return !(e.labels && e.labels.length > 0) && !e.getAttribute('aria-label') && !(el.tagName === 'BUTTON' && el.textContent!.trim() !== '');
+          })
+          .map((el) => el.outerHTML.slice(0, 80)),
+      );
+      expect(unlabelled, path).toEqual([]);
+    }
+    // Approving by keyboard alone: focus the button, press Enter.
+    await page.goto(`${base()}/operations/${op.id}`);
+    await page.getByRole('button', { name: 'Approve and send' }).focus();
+    await page.keyboard.press('Enter');
+    await page.locator('#operation h1 [data-status="completed"]').waitFor({ timeout: 30_000 });
   });
 
   it('fits a phone: the list is readable at 390 px wide', async () => {
