@@ -77,7 +77,8 @@ export function buildAdcpServer(
     instructions:
       'Sandbox seller for testing buyers. get_products lists products whose id selects how create_media_buy ' +
       'behaves (instant, submitted, working, input-required, rejected, failed, auth-required, flaky). ' +
-      'Answer input-required/auth-required tasks with sandbox_respond.',
+      'Answer input-required/auth-required tasks with sandbox_respond. Buys for governed accounts (account_id gov_…) ' +
+      'need plan_id and a governance_context from the sandbox governance agent, else PERMISSION_DENIED.',
     // Replies are checked against the bundled AdCP schemas in every
     // environment, so a drift in our products shows up in tests.
     validation: { requests: 'off', responses: 'strict' },
@@ -102,7 +103,8 @@ export function buildAdcpServer(
       create_media_buy: {
         description:
           'Create a media buy. Behaviour is chosen by packages[0].product_id (see get_products). ' +
-          'Requires idempotency_key, account, brand, start_time, end_time, packages[].',
+          'Requires idempotency_key, account, brand, start_time, end_time, packages[]. Accounts whose account_id ' +
+          'starts with gov_ are governed: also plan_id and the governance_context of an approved check_governance.',
         inputSchema: openInput,
         handler: logged('create_media_buy', (args) => core.createMediaBuy(args, caller.principal)),
       },
@@ -140,7 +142,7 @@ export function buildAdcpServer(
  * that warning would flood the log. Construction is synchronous, so filtering
  * console.warn for its duration touches nothing else; other warnings pass.
  */
-function withoutSlashNameWarnings<T>(build: () => T): T {
+export function withoutSlashNameWarnings<T>(build: () => T): T {
   const warn = console.warn;
   let inBlock = false;
   console.warn = (...args: unknown[]) => {

@@ -3,6 +3,7 @@
  * often each idempotency key was called and executed, how often each task was
  * polled (with times), and every webhook delivery attempt.
  */
+import type { GovernanceRefusal } from './governance-gate.js';
 import { currentRequestSpan } from './request-span.js';
 
 export interface PollRecord {
@@ -82,6 +83,8 @@ export interface SellerStats {
   continuations: ContinuationRecord[];
   tasks: number;
   jwks: { keys: unknown[] };
+  /** create_media_buy calls for governed accounts refused at the governance gate, with the reason. */
+  governanceRefusals: GovernanceRefusal[];
 }
 
 const bump = (m: Record<string, number>, k: string): void => {
@@ -148,7 +151,7 @@ export class StatsRecorder {
     this.webhooks.push(record);
   }
 
-  snapshot(extra: { tasks: number; jwks: { keys: unknown[] } }): SellerStats {
+  snapshot(extra: Pick<SellerStats, 'tasks' | 'jwks' | 'governanceRefusals'>): SellerStats {
     // Copies, so a caller holding a snapshot sees a stable picture.
     return structuredClone({
       mediaBuysCreated: this.mediaBuysCreated,

@@ -3,7 +3,9 @@
  * lock on PostgreSQL, the write lock on SQLite), so several instances starting
  * together apply each migration exactly once.
  */
-import { Migrator, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import type { Database } from './schema.js';
+import { inWriteTransaction } from './tx.js';
 import type { Db } from './db.js';
 import { initial } from './migrations/001-initial.js';
 import { webhooks } from './migrations/002-webhooks.js';
@@ -34,9 +36,17 @@ export function migrationsFor(db: Db): Record<string, Migration> {
 }
 
 export async function migrateToLatest(db: Db): Promise<string[]> {
+  // Kysely's migration lock is a no-op on SQLite (it assumes one connection), but two
+  // processes may start on one new file at once: run the whole migration under the
+  // write lock (BEGIN IMMEDIATE), so the second waits and then finds nothing to do.
+  if (db.dialect === 'sqlite') return inWriteTransaction(db, (conn) => runMigrations(db, conn as Kysely<Database>), { group: false });
+  return runMigrations(db, db.kysely);
+}
+
+async function runMigrations(db: Db, conn: Kysely<Database>): Promise<string[]> {
   const provider: MigrationProvider = { getMigrations: async () => migrationsFor(db) };
   const migrator = new Migrator({
-    db: db.kysely,
+    db: conn,
     provider,
     // Migrations are numbered per feature and are independent and additive, so a database
     // that already ran a later number still takes an earlier one added after it.

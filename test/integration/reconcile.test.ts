@@ -232,9 +232,9 @@ describe('reconcile on demand', () => {
     expect(JSON.parse(stored!.error!).code).toBe(res.body.reports[0].error.code);
   });
 
-  it('`adcp-orchestrator reconcile --agent` prints the report as JSON', async () => {
-    const { stdout } = await promisify(execFile)(process.execPath, [BIN, 'reconcile', '--agent', agentId, '--url', orch.url, '--api-key', orch.apiKey]);
-    const reports = JSON.parse(stdout);
+  it('`adcp-orchestrator reconcile --agent --json` prints the report as JSON', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, [BIN, 'reconcile', '--agent', agentId, '--json', '--url', orch.url, '--api-key', orch.apiKey]);
+    const { reports } = JSON.parse(stdout);
     expect(reports).toHaveLength(1);
     expect(reports[0]).toMatchObject({ agent_id: agentId, orphaned_on_server: [], missing_from_server: [] });
   });

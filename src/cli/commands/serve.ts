@@ -1,12 +1,12 @@
 /**
  * `adcp-orchestrator serve [--sandbox] [--port N] [--db URL]`.
- * With --sandbox: embedded SQLite under ./data, a sandbox seller on loopback,
- * registered for a `sandbox` tenant, and a ready-to-paste curl.
+ * With --sandbox: embedded SQLite under ./data, a sandbox seller and a sandbox
+ * governance agent on loopback, registered for a `sandbox` tenant, and a
+ * ready-to-paste curl.
  */
 import type { Command } from 'commander';
-import { createApp, type App } from '../../app.js';
+import type { App } from '../../app.js';
 import type { Config } from '../../config.js';
-import { createLogger } from '../../logger.js';
 import { configOrExit } from '../load-config.js';
 import type { SandboxSetup } from '../sandbox-setup.js';
 
@@ -47,6 +47,9 @@ export function registerServeCommand(program: Command): void {
 }
 
 async function serve(config: Config, sandbox: boolean): Promise<void> {
+  // Loaded only to serve: the whole service takes seconds to load, which the API commands need not wait for.
+  const { createApp } = await import('../../app.js');
+  const { createLogger } = await import('../../logger.js');
   const logger = createLogger(config.LOG_LEVEL, { format: config.LOG_FORMAT });
   let sandboxSetup: SandboxSetup | undefined;
   let app: App | undefined;
