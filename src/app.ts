@@ -207,7 +207,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
       reconciliation.loop.start();
       stopMaintenance = startDeliveryMaintenance(store, receiver, logger);
       ready = true;
-      logger.info({ instance: instanceId, database: store.db.describe, secret_key: secretKey.source }, 'orchestrator ready');
+      logger.info({ dashboard: `${url}/`, instance: instanceId, database: store.db.describe, secret_key: secretKey.source }, 'orchestrator ready');
       return url;
     },
     async close() {

@@ -3,12 +3,13 @@
  * cookie attributes, CSRF on every form, a session acting as its key (and ending
  * with it), expiry, GETs that change nothing, escaping, and the session stream.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mediaBuyRequest } from '../helpers/media-buy.js';
 import { csrfIn, DashboardClient } from '../helpers/dashboard-client.js';
 import { startOrchestrator, waitForStatus, type TestOrchestrator } from '../helpers/orchestrator.js';
 import { startSandboxSeller, type SandboxSeller } from '../../src/sandbox/seller.js';
+import { newOperationRow } from '../../src/store/operation-row.js';
 
 describe('dashboard sessions and forms', () => {
   let orch: TestOrchestrator;
@@ -215,6 +216,33 @@ describe('dashboard sessions and forms', () => {
     } finally {
       skew = 0;
     }
+  });
+
+  it('pages the list by keyset links that keep the filters, and says when a page link is not one of ours', async () => {
+    const tenant = (await orch.app.store.tenants.ensureTenant('paging-tenant')).id;
+    const agent = await orch.app.store.agents.insert({ tenantId: tenant, name: 'pager', role: 'seller', url: 'http://127.0.0.1:9/mcp', protocol: 'mcp' });
+    const ids: string[] = [];
+    for (let i = 0; i < 57; i++) {
+      const id = randomUUID();
+      ids.push(id);
+      const row = newOperationRow({ id, tenant_id: tenant, agent_id: agent.id, type: 'get_products', idempotency_key: id, request_body: '{}', created_at: 1_000_000 + Math.floor(i / 3) }, { status: 'completed' });
+      await orch.app.store.operations.insert(row, { source: 'user', kind: 'created' });
+    }
+    const c = client();
+    await c.signIn(await orch.app.store.tenants.createApiKey(tenant, { name: 'pager', role: 'viewer' }));
+    const rowsOf = (text: string) => [...text.matchAll(/<tr data-operation-id="([^"]+)"/g)].map((m) => m[1]);
+    const first = await c.get('/operations?status=completed&type=get_products');
+    const older = /<a rel="next" href="([^"]+)">/.exec(first.text)![1]!.replace(/&amp;/g, '&');
+    expect(older).toMatch(/^\/operations\?status=completed&type=get_products&cursor=/);
+    const second = await c.get(older);
+    expect(second.text).not.toContain('rel="next"');
+    expect(second.text).toContain('← Newest');
+    const seen = [...rowsOf(first.text), ...rowsOf(second.text)];
+    expect(seen).toHaveLength(57);
+    expect(new Set(seen)).toEqual(new Set(ids));
+    const bad = await c.get('/operations?cursor=not-ours');
+    expect(bad.text).toContain('Ignored a page link that is not one of ours.');
+    expect(rowsOf(bad.text)).toHaveLength(50);
   });
 
   it('sends a person back only to a page of its own after sign-in', async () => {
