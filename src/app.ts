@@ -36,6 +36,8 @@ import { createLiveUpdates, type LiveUpdates } from './notify/live-updates.js';
 import { eventHorizonFor } from './notify/event-horizon.js';
 import { SubscriptionDispatcher } from './notify/subscription-dispatcher.js';
 import { subscriptionRoutes } from './api/routes/subscriptions.js';
+import { liveSourceFrom } from './ui/live.js';
+import { dashboardRoutes } from './ui/plugin.js';
 
 export interface AppOptions {
   config: Config;
@@ -144,6 +146,17 @@ export async function createApp(opts: AppOptions): Promise<App> {
     onRemoteChange: () => subscriptions.wake(),
   });
   const unsubscribeDispatcher = bus.subscribe(() => subscriptions.wake());
+  const cancel = new CancelService(store, operations, bus, metrics, clock);
+  const dashboard = dashboardRoutes({
+    store,
+    cancel,
+    live: liveSourceFrom(live.feed),
+    clock,
+    sessionTtlMs: config.ADCP_ORCH_SESSION_TTL_MS,
+    publicUrl: config.ADCP_ORCH_PUBLIC_URL,
+    wakeSubscriptions: () => subscriptions.wake(),
+    answers,
+  });
   let ready = false;
   let stopMaintenance: (() => void) | undefined;
   const api = await buildApi({
@@ -157,11 +170,12 @@ export async function createApp(opts: AppOptions): Promise<App> {
     reconciler: reconciliation.reconciler,
     answers,
     spendApproval,
-    cancel: new CancelService(store, operations, bus, metrics, clock),
+    cancel,
     plugins: [
       webhookRoutes(receiver, config.ADCP_ORCH_PUBLIC_URL),
       live.routes,
       subscriptionRoutes({ store, secrets, allowPrivateNetwork: config.ADCP_ORCH_ALLOW_PRIVATE_NETWORK, wake: () => subscriptions.wake() }),
+      dashboard,
     ],
   });
 
@@ -197,7 +211,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
       reconciliation.loop.start();
       stopMaintenance = startDeliveryMaintenance(store, receiver, logger);
       ready = true;
-      logger.info({ instance: instanceId, database: store.db.describe, secret_key: secretKey.source }, 'orchestrator ready');
+      logger.info({ dashboard: `${url}/`, instance: instanceId, database: store.db.describe, secret_key: secretKey.source }, 'orchestrator ready');
       return url;
     },
     async close() {

@@ -129,6 +129,13 @@ export const ConfigSchema = z.object({
     .int('must be a whole number of milliseconds')
     .min(1, 'must be at least 1')
     .default(15_000),
+  /** How long a dashboard sign-in lasts before the person signs in again (default 12 h). */
+  ADCP_ORCH_SESSION_TTL_MS: z.coerce
+    .number({ message: 'must be a number of milliseconds' })
+    .int('must be a whole number of milliseconds')
+    .min(1_000, 'must be at least 1000 (one second)')
+    .max(31 * 86_400_000, 'must be at most 31 days')
+    .default(43_200_000),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -141,7 +141,7 @@ export class AnswerDelivery {
           endpoint,
           { taskId: continuation.a2a_task_id, contextId: continuation.a2a_context_id, messageId: delivery.message_id, ...(delivery.text ? { text: delivery.text } : {}) },
           delivery.skill,
-          delivery.input,
+          operations.requests.openedIn(delivery.input),
           { timeoutMs },
         ),
       );

@@ -20,6 +20,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { redactedCredentials } from '../domain/credential-fields.js';
 import { checkAnswer, isSameAnswer, mergeParams, type Answer, type RecordedAnswer } from '../domain/input-request.js';
 import { deadlineFor } from '../domain/timing.js';
 import type { OperationRow, Store } from '../store/index.js';
@@ -79,7 +80,8 @@ export class AnswerService {
     const recorded: RecordedAnswer = {
       decision: answer.decision,
       ...(answer.message !== undefined ? { message: answer.message } : {}),
-      ...(answer.params !== undefined ? { params: answer.params } : {}),
+      // Kept with any credential in them sealed, like the request they correct (sealed-request.ts).
+      ...(answer.params !== undefined ? { params: this.deps.operations.requests.sealedIn(answer.params) } : {}),
       actor,
       at: new Date(this.deps.clock.now()).toISOString(),
       kind: request.kind,
@@ -138,7 +140,7 @@ export class AnswerService {
         answered: { actor: first.actor, decision: first.decision, message: first.message ?? null, at: first.at },
       });
     }
-    if (first && isSameAnswer(first, answer, actor)) {
+    if (first && isSameAnswer({ ...first, params: this.deps.operations.requests.openedIn(first.params) }, answer, actor)) {
       const child = first.child_id ? await this.deps.store.operations.get(first.child_id) : undefined;
       return child ?? row;
     }
@@ -191,11 +193,12 @@ export class AnswerService {
   private async answerOnContinuation(row: OperationRow, recorded: RecordedAnswer, wait = true): Promise<OperationRow> {
     const { operations, clock, delivery } = this.deps;
     const now = clock.now();
-    const original = JSON.parse(row.request_body) as Record<string, unknown>;
-    const input = recorded.params ? mergeParams(original, recorded.params) : original;
+    const original = operations.requests.open(row.request_body);
+    const input = recorded.params ? mergeParams(original, operations.requests.openedIn(recorded.params)) : original;
     const stored: StoredAnswer = {
       ...recorded,
-      delivery: { message_id: randomUUID(), skill: row.type, input, ...(recorded.message ? { text: recorded.message } : {}), sent_at: null },
+      // The whole request again (our webhook secret included): stored sealed, opened to send.
+      delivery: { message_id: randomUUID(), skill: row.type, input: operations.requests.sealedIn(input), ...(recorded.message ? { text: recorded.message } : {}), sent_at: null },
     };
     const { taken, row: result } = await this.take(row, recorded, (current) => ({
       patch: { ...answered(recorded), answer: JSON.stringify(stored), ...dueNowLeasedBy(operations.options.instanceId, current, now, operations.leaseMs, ANSWER_CHECK) },
@@ -213,7 +216,7 @@ export class AnswerService {
     const { store, secrets, operations, spendApproval, clock, metrics } = this.deps;
     const agent = await store.agents.get(row.agent_id);
     if (!agent) throw new EngineError('agent_not_found', `agent ${row.agent_id} not found`, 404);
-    const params = mergeParams(requestWithoutOurParts(row.request_body), recorded.params ?? {});
+    const params = mergeParams(requestWithoutOurParts(operations.requests.open(row.request_body)), operations.requests.openedIn(recorded.params) ?? {});
     // The corrected buy is a new spend: the tenant's own rule applies to it too.
     const hold = await spendApproval.holdFor(row.tenant_id, row.type, params);
     const now = clock.now();
@@ -318,7 +321,7 @@ function answeredEvent(current: OperationRow, recorded: RecordedAnswer): NewEven
       kind: recorded.kind,
       decision: recorded.decision,
       ...(recorded.message !== undefined ? { message: recorded.message } : {}),
-      ...(recorded.params !== undefined ? { params: recorded.params } : {}),
+      ...(recorded.params !== undefined ? { params: redactedCredentials(recorded.params) } : {}),
     },
   };
 }

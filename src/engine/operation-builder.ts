@@ -15,6 +15,7 @@ import { newOperationRow } from '../store/operation-row.js';
 import type { SecretBox } from '../store/secret-box.js';
 import { EngineError } from './errors.js';
 import { heldTimer, reminderPolicyOf } from './input-timers.js';
+import { RequestSealer } from './sealed-request.js';
 
 export type WebhookMode = 'rfc9421' | 'hmac' | 'bearer' | 'none';
 
@@ -92,7 +93,7 @@ export function buildOperation(
   // approval; its timer is its request's clock (reminders, expiry), which never sends.
   const timer = held ? heldTimer(input.hold!, reminderPolicyOf(options)) : { next_check_at: now, check_kind: 'send' };
   const row = newOperationRow(
-    { id, tenant_id: input.tenantId, agent_id: agent.id, type: input.task, idempotency_key: idempotencyKey, request_body: JSON.stringify(params), created_at: now },
+    { id, tenant_id: input.tenantId, agent_id: agent.id, type: input.task, idempotency_key: idempotencyKey, request_body: new RequestSealer(secrets).seal(params), created_at: now },
     {
       deadline_at: deadlineFor(input.task, now, options.deadlinesMs),
       status_since: now,
@@ -133,6 +134,8 @@ function webhookFor(task: string, requested: WebhookMode | undefined, operationI
   if (mode === 'none') return none;
   if (!publicUrl) throw new EngineError('webhook_unavailable', 'webhooks need ADCP_ORCH_PUBLIC_URL to be set', 400);
   if (!acceptsPushNotifications(task)) return none;
+  // Stored as is, not hashed: it names the operation and authenticates nothing (each mode checks
+  // its own key or sealed secret; `none` gets 404), and it is in the stored request's URL anyway.
   const token = randomBytes(24).toString('base64url');
   const config: Record<string, unknown> = { url: `${publicUrl}/webhooks/adcp/${token}`, operation_id: operationId };
   let secretSealed: string | null = null;
@@ -145,9 +148,9 @@ function webhookFor(task: string, requested: WebhookMode | undefined, operationI
   return { mode, token, secretSealed, config };
 }
 
-/** The request a new operation sends again after an earlier one: without our per-operation parts, which it gets afresh. */
-export function requestWithoutOurParts(requestBody: string): Record<string, unknown> {
-  const { idempotency_key: _k, push_notification_config: _p, context, ...rest } = JSON.parse(requestBody) as Record<string, unknown>;
+/** The request (opened) a new operation sends again after an earlier one: without our per-operation parts, which it gets afresh. */
+export function requestWithoutOurParts(request: Record<string, unknown>): Record<string, unknown> {
+  const { idempotency_key: _k, push_notification_config: _p, context, ...rest } = request;
   if (isObject(context)) {
     const { orchestrator_operation_id: _id, ...theirs } = context;
     if (Object.keys(theirs).length > 0) return { ...rest, context: theirs };

@@ -17,6 +17,7 @@ import type { Store, OperationRow, Lease, EventRow } from '../store/index.js';
 import { buildOperation, requestFingerprint, type CreateOperationInput } from './operation-builder.js';
 import type { MutateResult, MutationPlan, NewEvent, OperationPatch } from '../store/operations-repo.js';
 import type { SecretBox } from '../store/secret-box.js';
+import { RequestSealer } from './sealed-request.js';
 import { endpointFor } from './agent-endpoints.js';
 import { lookUpMediaBuy, type LookupVerdict } from './media-buy-lookup.js';
 import type { ChangeBus } from './change-bus.js';
@@ -44,6 +45,9 @@ export interface EngineOptions extends TimingPolicy {
 }
 
 export class OperationService {
+  /** Stored requests keep their credentials sealed (sealed-request.ts); everything that sends one opens it here. */
+  readonly requests: RequestSealer;
+
   constructor(
     private readonly store: Store,
     private readonly adcp: AdcpClient,
@@ -56,7 +60,9 @@ export class OperationService {
     private readonly breakers: AgentBreakers,
     /** Reminders and expiry of what waits for a person (src/engine/input-timers.ts). */
     readonly inputTimers: InputTimers,
-  ) {}
+  ) {
+    this.requests = new RequestSealer(secrets);
+  }
 
   /** Lease long enough to cover one call plus writing its outcome. */
   get leaseMs(): number {
@@ -91,7 +97,7 @@ export class OperationService {
       throw new EngineError('idempotency_conflict', 'this idempotency_key is already in use', 409);
     }
     // Compare what the seller would compare: the request without our per-attempt parts.
-    if (existing.type !== attempted.type || requestFingerprint(JSON.parse(existing.request_body)) !== requestFingerprint(params)) {
+    if (existing.type !== attempted.type || requestFingerprint(this.requests.open(existing.request_body)) !== requestFingerprint(params)) {
       throw new EngineError('idempotency_conflict', 'this idempotency_key was used for a different request', 409);
     }
     return existing;
@@ -157,7 +163,7 @@ export class OperationService {
     if (row.type !== 'create_media_buy') return { kind: 'unavailable', reason: `no natural-key lookup for ${row.type}` };
     const agent = await this.store.agents.get(row.agent_id);
     if (!agent) return { kind: 'unavailable', reason: 'agent was removed' };
-    return lookUpMediaBuy(this.adcp, endpointFor(agent, this.secrets), JSON.parse(row.request_body), row.created_at, this.options.callTimeoutMs);
+    return lookUpMediaBuy(this.adcp, endpointFor(agent, this.secrets), this.requests.open(row.request_body), row.created_at, this.options.callTimeoutMs);
   }
 
   /** An open breaker: the work waits for the half-open probe, and the wait is not counted as an attempt. */
@@ -215,7 +221,7 @@ export class OperationService {
     let reply: TaskReply;
     try {
       reply = await this.breakers.execute(agent.id, agent.name, () =>
-        this.adcp.callTask(endpointFor(agent, this.secrets), row.type, JSON.parse(row.request_body), { timeoutMs: this.options.callTimeoutMs }),
+        this.adcp.callTask(endpointFor(agent, this.secrets), row.type, this.requests.open(row.request_body), { timeoutMs: this.options.callTimeoutMs }),
       );
     } catch (err) {
       if (err instanceof BrokenCircuitError) {

@@ -14,6 +14,7 @@ import { NotificationsRepo, type NotificationsOptions } from './notifications-re
 import { SubscriptionsRepo } from './subscriptions-repo.js';
 import { SubscriptionDeliveriesRepo } from './subscription-deliveries-repo.js';
 import { SettingsRepo } from './settings-repo.js';
+import { SessionsRepo } from './sessions-repo.js';
 
 export interface Store {
   db: Db;
@@ -30,6 +31,7 @@ export interface Store {
   subscriptions: SubscriptionsRepo;
   subscriptionDeliveries: SubscriptionDeliveriesRepo;
   settings: SettingsRepo;
+  sessions: SessionsRepo;
   close(): Promise<void>;
 }
 
@@ -55,6 +57,7 @@ export function storeFor(db: Db, opts: StoreOptions = {}): Store {
     subscriptions: new SubscriptionsRepo(db),
     subscriptionDeliveries: new SubscriptionDeliveriesRepo(db),
     settings: new SettingsRepo(db),
+    sessions: new SessionsRepo(db),
     close: () => db.close(),
   };
 }

@@ -148,9 +148,10 @@ export class OperationsRepo {
     if (filters.needsInput !== undefined) q = q.where('needs_input', '=', filters.needsInput ? 1 : 0);
     if (filters.stalled !== undefined) q = q.where('stalled', '=', filters.stalled ? 1 : 0);
     if (cursor) {
-      q = q.where((eb) =>
-        eb.or([eb('created_at', '<', cursor.createdAt), eb.and([eb('created_at', '=', cursor.createdAt), eb('id', '<', cursor.id)])]),
-      );
+      // A row-value comparison, which both SQLite and PostgreSQL seek to on the (tenant_id,
+      // created_at, id) index; the equivalent OR of two conditions makes SQLite scan from the
+      // newest row down to the cursor, so deep pages got slower the deeper they were.
+      q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(cursor.createdAt, cursor.id)));
     }
     return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
   }

@@ -153,6 +153,7 @@ export interface Database {
   subscription_secrets: SubscriptionSecretsTable;
   subscription_deliveries: SubscriptionDeliveriesTable;
   subscription_delivery_attempts: SubscriptionDeliveryAttemptsTable;
+  sessions: SessionsTable;
   tenant_settings: TenantSettingsTable;
 }
 
@@ -289,4 +290,14 @@ export interface InstancesTable {
   heartbeat_at: number;
   /** PostgreSQL: the key of the advisory lock it holds while alive; the lock gone means the process is. */
   lock_key: number | null;
+}
+
+/** A signed-in dashboard browser (src/ui/): acts as its API key until `expires_at`. */
+export interface SessionsTable {
+  /** SHA-256 (hex) of the token in the session cookie; the token is never stored. */
+  token_hash: string;
+  tenant_id: string;
+  key_id: string;
+  created_at: number;
+  expires_at: number;
 }
