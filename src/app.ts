@@ -19,6 +19,7 @@ import { Scheduler } from './engine/scheduler.js';
 import { AnswerDelivery } from './engine/answer-delivery.js';
 import { AnswerService } from './engine/answer-service.js';
 import { ANSWER_CHECK } from './engine/input-requests.js';
+import { INPUT_TIMER_CHECK, InputTimers } from './engine/input-timers.js';
 import { SpendApproval } from './engine/spend-approval.js';
 import { CancelService } from './engine/cancel-operation.js';
 import { createReconciliation } from './engine/reconcile-setup.js';
@@ -84,6 +85,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     { threshold: config.ADCP_ORCH_BREAKER_THRESHOLD, halfOpenAfterMs: config.ADCP_ORCH_BREAKER_HALF_OPEN_MS, isFailure: isAgentFailure },
     metrics.circuitState,
   );
+  const inputTimers = new InputTimers({ store, bus, metrics, clock, log: logger, reminders: { firstAfterMs: config.ADCP_ORCH_INPUT_REMINDER_MS } });
   const operations = new OperationService(store, adcp, secrets, bus, metrics, clock, logger, {
     pollIntervalMs: config.ADCP_ORCH_POLL_INTERVAL_MS,
     backupPollAfterMs: config.ADCP_ORCH_BACKUP_POLL_AFTER_MS,
@@ -97,12 +99,14 @@ export async function createApp(opts: AppOptions): Promise<App> {
     deadlinesMs: config.ADCP_ORCH_DEADLINES_MS,
     replayWindowMs: config.ADCP_ORCH_REPLAY_WINDOW_MS,
     instanceId,
-  }, breakers);
+  }, breakers, inputTimers);
   const spendApproval = new SpendApproval(store, clock);
   const delivery = new AnswerDelivery({ store, adcp, secrets, bus, operations, breakers, metrics, clock, log: logger });
   const answers = new AnswerService({ store, secrets, bus, operations, delivery, spendApproval, metrics, clock, log: logger });
-  // A person's answer on its way to the seller has its own runner; everything else is a send or a poll.
-  const runClaimed = (row: OperationRow) => (row.check_kind === ANSWER_CHECK ? delivery.run(row) : operations.runClaimed(row));
+  // A person's answer on its way to the seller has its own runner, and so has the clock of a held
+  // request (reminders, expiry: never a send); everything else is a send or a poll.
+  const runClaimed = (row: OperationRow) =>
+    row.check_kind === ANSWER_CHECK ? delivery.run(row) : row.check_kind === INPUT_TIMER_CHECK ? inputTimers.run(row) : operations.runClaimed(row);
   const scheduler = new Scheduler(store, runClaimed, clock, logger, {
     instanceId,
     leaseMs: operations.leaseMs,

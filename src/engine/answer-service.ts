@@ -36,6 +36,8 @@ import type { Metrics } from './metrics.js';
 import { buildOperation, requestWithoutOurParts, type WebhookMode } from './operation-builder.js';
 import type { OperationService } from './operation-service.js';
 import type { SpendApproval } from './spend-approval.js';
+import { ended, rejectionPlan, SELLER_NOT_TOLD } from './rejection.js';
+import { expiredForRejection } from '../domain/input-timers.js';
 
 export interface AnswerServiceDeps {
   store: Store;
@@ -55,10 +57,6 @@ interface Taken {
   row: OperationRow;
 }
 
-const SELLER_NOT_TOLD =
-  'AdCP has no call to cancel a pending task (update_media_buy needs a media buy, and none was made), so the seller was not told: ' +
-  "its task stays waiting on its side until it expires; nothing was bought";
-
 export class AnswerService {
   constructor(private readonly deps: AnswerServiceDeps) {}
 
@@ -68,6 +66,15 @@ export class AnswerService {
     if (!row) throw new EngineError('operation_not_found', `operation ${operationId} not found`, 404);
     const request = parseInputRequest(row);
     if (row.needs_input !== 1 || !request) return this.alreadyDone(row, answer, actor);
+    // Expired with `reject`: too late, even in the moment before the timer has ended it.
+    const expiredAt = expiredForRejection(request, this.deps.clock.now());
+    if (expiredAt !== null) {
+      throw new EngineError('not_waiting', `operation ${row.id} no longer waits: its ${describeKind(request.kind)} request expired at ${new Date(expiredAt).toISOString()} unanswered and is rejected`, 409, {
+        status: row.status,
+        expired_at: new Date(expiredAt).toISOString(),
+        answered: null,
+      });
+    }
     const problem = checkAnswer(request, answer);
     if (problem) throw new EngineError(problem.code, problem.message, problem.status);
     const recorded: RecordedAnswer = {
@@ -126,6 +133,13 @@ export class AnswerService {
   /** The operation waits no longer: the same answer again is taken as done; anything else is 409 naming what happened. */
   private async alreadyDone(row: OperationRow, answer: Answer, actor: string): Promise<OperationRow> {
     const first = parseAnswer(row);
+    if (first?.expired_at) {
+      throw new EngineError('not_waiting', `operation ${row.id} no longer waits: its ${describeKind(first.kind)} request expired at ${first.expired_at} unanswered and was rejected`, 409, {
+        status: row.status,
+        expired_at: first.expired_at,
+        answered: { actor: first.actor, decision: first.decision, message: first.message ?? null, at: first.at },
+      });
+    }
     if (first && isSameAnswer({ ...first, params: this.deps.operations.requests.openedIn(first.params) }, answer, actor)) {
       const child = first.child_id ? await this.deps.store.operations.get(first.child_id) : undefined;
       return child ?? row;
@@ -142,24 +156,19 @@ export class AnswerService {
 
   private async reject(row: OperationRow, recorded: RecordedAnswer): Promise<OperationRow> {
     const now = this.deps.clock.now();
-    const { taken, row: result } = await this.take(row, recorded, (current) => {
-      const events: NewEvent[] = [
-        answeredEvent(current, recorded),
-        { source: 'user', kind: 'transition', from: current.status, to: 'rejected', actor: recorded.actor, detail: { reason: recorded.message ?? 'rejected by a person' } },
-      ];
-      // A buy held before sending never reached the seller; a seller's question did.
-      if (current.status !== 'requested') {
-        events.push({ source: 'user', kind: 'seller_not_told', from: 'rejected', to: 'rejected', detail: { reason: SELLER_NOT_TOLD } });
-      }
-      return {
-        patch: {
-          ...ended('rejected', now),
-          error: JSON.stringify({ code: 'REJECTED_BY_BUYER', message: recorded.message ?? `rejected by ${recorded.actor}` }),
-          answer: JSON.stringify(recorded),
+    const { taken, row: result } = await this.take(row, recorded, (current) =>
+      rejectionPlan(
+        current,
+        recorded,
+        {
+          source: 'user',
+          reason: recorded.message ?? 'rejected by a person',
+          error: { code: 'REJECTED_BY_BUYER', message: recorded.message ?? `rejected by ${recorded.actor}` },
+          lead: answeredEvent(current, recorded),
         },
-        events,
-      };
-    });
+        now,
+      ),
+    );
     if (taken) this.deps.metrics.transition(row.type, row.status, 'rejected', 'user');
     return result;
   }
@@ -292,20 +301,8 @@ function answered(recorded: RecordedAnswer): OperationPatch {
   return { needs_input: 0, input_request: null, input_message: null, answer: JSON.stringify(recorded), stalled: 0, stalled_reason: null };
 }
 
-function ended(status: 'rejected' | 'canceled', now: number): OperationPatch {
-  return {
-    status,
-    status_since: now,
-    completed_at: now,
-    needs_input: 0,
-    input_request: null,
-    input_message: null,
-    continuation: null,
-    next_check_at: null,
-    check_kind: null,
-    stalled: 0,
-    stalled_reason: null,
-  };
+function describeKind(kind: string): string {
+  return kind.replace('_', ' ');
 }
 
 /** Due now and leased by this instance, which acts on it at once; if we die, the lease runs out and the scheduler does. */

@@ -14,6 +14,7 @@ import type { NewEvent } from '../store/operations-repo.js';
 import { newOperationRow } from '../store/operation-row.js';
 import type { SecretBox } from '../store/secret-box.js';
 import { EngineError } from './errors.js';
+import { heldTimer, reminderPolicyOf } from './input-timers.js';
 import { RequestSealer } from './sealed-request.js';
 
 export type WebhookMode = 'rfc9421' | 'hmac' | 'bearer' | 'none';
@@ -45,6 +46,8 @@ export interface BuildOptions {
   deadlinesMs: Record<string, number>;
   instanceId: string;
   leaseMs: number;
+  /** ADCP_ORCH_INPUT_REMINDER_MS: a held operation's only timer is its request's clock. */
+  inputReminderMs?: number;
 }
 
 export interface BuiltOperation {
@@ -86,14 +89,15 @@ export function buildOperation(
 
   const held = input.hold !== undefined;
   const leased = claim && !held;
+  // Due at once: the first thing to do is send it. A held buy is sent only by a person's
+  // approval; its timer is its request's clock (reminders, expiry), which never sends.
+  const timer = held ? heldTimer(input.hold!, reminderPolicyOf(options)) : { next_check_at: now, check_kind: 'send' };
   const row = newOperationRow(
     { id, tenant_id: input.tenantId, agent_id: agent.id, type: input.task, idempotency_key: idempotencyKey, request_body: new RequestSealer(secrets).seal(params), created_at: now },
     {
       deadline_at: deadlineFor(input.task, now, options.deadlinesMs),
       status_since: now,
-      // Due at once: the first thing to do is send it. A held buy has no timer: only a person moves it.
-      next_check_at: held ? null : now,
-      check_kind: held ? null : 'send',
+      ...timer,
       attempt: leased ? 1 : 0,
       lease_owner: leased ? options.instanceId : null,
       lease_until: leased ? now + options.leaseMs : null,

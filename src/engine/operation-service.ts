@@ -28,6 +28,7 @@ import { BrokenCircuitError, type AgentBreakers } from './breakers.js';
 import { planObservation, STALLED_SLOWDOWN, type ObservationOutcome, type TaskObservation, type TimingPolicy } from './observation-plan.js';
 import type { Tx } from '../store/tx.js';
 import { isUniqueViolation } from '../store/db.js';
+import { INPUT_TIMER_CHECK, withInputExpiry, type InputTimers } from './input-timers.js';
 
 export type { CreateOperationInput, WebhookMode } from './operation-builder.js';
 
@@ -57,6 +58,8 @@ export class OperationService {
     private readonly log: Logger,
     readonly options: EngineOptions,
     private readonly breakers: AgentBreakers,
+    /** Reminders and expiry of what waits for a person (src/engine/input-timers.ts). */
+    readonly inputTimers: InputTimers,
   ) {
     this.requests = new RequestSealer(secrets);
   }
@@ -118,11 +121,16 @@ export class OperationService {
    */
   async runClaimed(row: OperationRow): Promise<void> {
     const now = this.clock.now();
+    // A held request's clock: never a send, only a person's answer sends what waits for one.
+    if (row.check_kind === INPUT_TIMER_CHECK) return this.inputTimers.run(row);
     if (isTerminal(row.status as OperationStatus)) {
       await this.finish(row.id, leaseOf(row), () => ({ patch: { next_check_at: null, check_kind: null }, value: null }));
       return;
     }
     row = await this.noteTimers(row, now);
+    const noted = await this.inputTimers.noteClaimed(row);
+    if (!noted) return; // its request expired and the operation ended (or the lease moved on)
+    row = noted;
     if (row.attempt > this.options.maxAttempts) {
       await this.giveUp(row, `no progress after ${row.attempt - 1} attempts`);
       return;
@@ -136,31 +144,18 @@ export class OperationService {
     else await this.poll(row);
   }
 
-  /** Deadline passed → stalled (not a seller failure); input-required too long → a reminder. Both recorded once. */
+  /** Deadline passed → stalled (not a seller failure), recorded once. Reminders are the input timers' (above). */
   private async noteTimers(row: OperationRow, now: number): Promise<OperationRow> {
     const deadlinePassed = row.deadline_at != null && now >= row.deadline_at && row.stalled === 0;
-    const reminderDue =
-      row.status === 'input-required' && row.reminded_at == null && row.status_since != null && now - row.status_since >= (this.options.inputReminderMs ?? 300_000);
-    if (!deadlinePassed && !reminderDue) return row;
-    const result = await this.commit(row.id, leaseOf(row), (current) => {
-      const events: NewEvent[] = [];
-      const patch: OperationPatch = {};
-      if (deadlinePassed) {
-        patch.stalled = 1;
-        patch.stalled_reason = `deadline passed: ${current.type} has run past ${new Date(current.deadline_at!).toISOString()}`;
-        events.push({ source: 'timer', kind: 'deadline_passed', from: current.status, to: current.status, detail: { deadline_at: current.deadline_at } });
-      }
-      if (reminderDue) {
-        patch.reminded_at = now;
-        events.push({ source: 'timer', kind: 'reminder', from: current.status, to: current.status, detail: { waiting_ms: now - (current.status_since ?? now), message: current.input_message } });
-      }
-      return { patch, events, value: null };
-    });
+    if (!deadlinePassed) return row;
+    const result = await this.commit(row.id, leaseOf(row), (current) => ({
+      patch: { stalled: 1, stalled_reason: `deadline passed: ${current.type} has run past ${new Date(current.deadline_at!).toISOString()}` },
+      events: [{ source: 'timer', kind: 'deadline_passed', from: current.status, to: current.status, detail: { deadline_at: current.deadline_at } }],
+      value: null,
+    }));
     if (result.outcome !== 'applied') return row;
-    if (deadlinePassed) {
-      this.metrics.timedOutOne(row.type);
-      this.log.warn({ operation_id: row.id, type: row.type }, 'operation passed its deadline; marked stalled');
-    }
+    this.metrics.timedOutOne(row.type);
+    this.log.warn({ operation_id: row.id, type: row.type }, 'operation passed its deadline; marked stalled');
     return result.row;
   }
 
@@ -283,6 +278,7 @@ export class OperationService {
     obs: TaskObservation,
     alongside?: (trx: Tx, outcome: ObservationOutcome) => Promise<void>,
   ): Promise<MutateResult<ObservationOutcome>> {
+    obs = await withInputExpiry(this.store, operationId, obs);
     const now = this.clock.now();
     const result = await this.store.operations.mutate(operationId, lease, this.observationPlan(lease, obs, now), now, alongside);
     await this.observed(operationId, result);
@@ -301,6 +297,7 @@ export class OperationService {
     obs: TaskObservation,
     alongside?: (trx: Tx, outcome: ObservationOutcome) => Promise<void>,
   ): Promise<MutateResult<ObservationOutcome>> {
+    obs = await withInputExpiry(this.store, operationId, obs, trx);
     const now = this.clock.now();
     return this.store.operations.mutateIn(trx, operationId, lease, this.observationPlan(lease, obs, now), now, alongside);
   }

@@ -17,6 +17,7 @@ import { notifications } from './migrations/007-notifications.js';
 import { reconcileRetry } from './migrations/009-reconcile-retry.js';
 import { subscriptions } from './migrations/008-subscriptions.js';
 import { inputRequests } from './migrations/006-input-requests.js';
+import { inputTimers } from './migrations/016-input-timers.js';
 import { sessions } from './migrations/013-sessions.js';
 
 export function migrationsFor(db: Db): Record<string, Migration> {
@@ -31,6 +32,7 @@ export function migrationsFor(db: Db): Record<string, Migration> {
     '012-operation-parent': operationParent,
     '008-subscriptions': subscriptions,
     '006-input-requests': inputRequests,
+    '016-input-timers': inputTimers,
     '013-sessions': sessions,
   };
 }

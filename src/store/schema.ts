@@ -86,6 +86,10 @@ export interface OperationsTable {
   continuation?: string | null;
   /** JSON RecordedAnswer, plus the continuation message while it is being sent. */
   answer?: string | null;
+  /** Reminders sent for the current input request (src/domain/input-timers.ts). */
+  input_reminders?: number;
+  /** When the current input request's expiry was acted on. */
+  input_expired_at?: number | null;
 }
 
 export interface OperationEventsTable {
