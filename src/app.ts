@@ -24,7 +24,8 @@ import { openStore, type Store } from './store/index.js';
 import { SecretBox } from './store/secret-box.js';
 import { AgentKeySources } from './webhooks/key-sources.js';
 import { WebhookReceiver } from './webhooks/receiver.js';
-import { applyPendingDeliveries, startDeliveryMaintenance } from './webhooks/recovery.js';
+import { applyPendingDeliveries } from './webhooks/recovery.js';
+import { pruneExpired, startMaintenance, WEBHOOK_DELIVERY_RETENTION_MS } from './engine/maintenance.js';
 import { webhookRoutes } from './webhooks/route.js';
 import { createLiveUpdates, type LiveUpdates } from './notify/live-updates.js';
 
@@ -136,7 +137,28 @@ export async function createApp(opts: AppOptions): Promise<App> {
       await api.listen({ port: config.PORT, host: config.HOST });
       scheduler.start();
       reconciliation.loop.start();
-      stopMaintenance = startDeliveryMaintenance(store, receiver, logger);
+      stopMaintenance = startMaintenance(
+        [
+          {
+            name: 'apply stored webhook deliveries',
+            run: async () => {
+              const n = await applyPendingDeliveries(store, receiver, logger);
+              if (n > 0) logger.info({ applied: n }, 'applied webhook deliveries left unapplied');
+            },
+          },
+          {
+            name: 'prune expired records',
+            run: async () => {
+              const pruned = await pruneExpired(store, {
+                webhookDeliveriesMs: WEBHOOK_DELIVERY_RETENTION_MS,
+                apiIdempotencyMs: config.ADCP_ORCH_API_IDEMPOTENCY_TTL_MS,
+              });
+              if (Object.values(pruned).some((n) => n > 0)) logger.debug({ pruned }, 'pruned expired records');
+            },
+          },
+        ],
+        logger,
+      );
       ready = true;
       const addr = api.server.address();
       const port = typeof addr === 'object' && addr ? addr.port : config.PORT;

@@ -12,6 +12,7 @@ import { operationParent } from './migrations/012-operation-parent.js';
 import { keyRoles } from './migrations/005-key-roles.js';
 import { notifications } from './migrations/007-notifications.js';
 import { reconcileRetry } from './migrations/009-reconcile-retry.js';
+import { retention } from './migrations/014-retention.js';
 
 export function migrationsFor(db: Db): Record<string, Migration> {
   return {
@@ -22,6 +23,7 @@ export function migrationsFor(db: Db): Record<string, Migration> {
     '007-notifications': notifications(db.dialect),
     '009-reconcile-retry': reconcileRetry,
     '012-operation-parent': operationParent,
+    '014-retention': retention,
   };
 }
 
