@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { createAdcpClient } from './adcp/client.js';
 import type { AdcpClient } from './adcp/types.js';
 import { buildApi } from './api/server.js';
+import { exposedGc } from './api/routes/debug-gc.js';
 import type { Config } from './config.js';
 import { ChangeBus } from './engine/change-bus.js';
 import { systemClock, type Clock } from './engine/clock.js';
@@ -58,6 +59,7 @@ export interface App {
 
 export async function createApp(opts: AppOptions): Promise<App> {
   const { config, logger } = opts;
+  if (config.ADCP_ORCH_DEBUG_GC) exposedGc(); // refuse at once, before opening anything
   const clock = opts.clock ?? systemClock;
   const instanceId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const secretKey = resolveSecretKey(config.ADCP_ORCH_SECRET_KEY, config.ADCP_ORCH_DATABASE_URL);
@@ -114,6 +116,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     reconciler: reconciliation.reconciler,
     cancel: new CancelService(store, operations, bus, metrics, clock),
     plugins: [webhookRoutes(receiver, config.ADCP_ORCH_PUBLIC_URL), live.routes],
+    debugGc: config.ADCP_ORCH_DEBUG_GC,
   });
 
   return {

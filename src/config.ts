@@ -74,6 +74,11 @@ export const ConfigSchema = z.object({
     .int('must be a whole number of milliseconds')
     .min(300_000, 'must be at least 300000 (5 minutes)')
     .default(86_400_000),
+  /** Benchmarks only: serve POST /debug/gc (admin key; needs node --expose-gc). Off by default. */
+  ADCP_ORCH_DEBUG_GC: z
+    .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
+    .default('false')
+    .transform((v) => v === 'true' || v === '1'),
   /** After a start, the scheduler ramps up over this long, with jitter, instead of firing all overdue work at once. */
   ADCP_ORCH_WARMUP_MS: intMs(5_000),
   /** A person is reminded when input-required has waited this long. */
