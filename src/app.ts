@@ -17,11 +17,16 @@ import { Metrics } from './engine/metrics.js';
 import { isAgentFailure, OperationService } from './engine/operation-service.js';
 import { AgentBreakers } from './engine/breakers.js';
 import { Scheduler } from './engine/scheduler.js';
+import { AnswerDelivery } from './engine/answer-delivery.js';
+import { AnswerService } from './engine/answer-service.js';
+import { ANSWER_CHECK } from './engine/input-requests.js';
+import { SpendApproval } from './engine/spend-approval.js';
 import { CancelService } from './engine/cancel-operation.js';
 import { createReconciliation } from './engine/reconcile-setup.js';
+import { InstancePresence } from './engine/instances.js';
 import type { Reconciler } from './engine/reconciler.js';
 import { resolveSecretKey } from './secret-key.js';
-import { openStore, type Store } from './store/index.js';
+import { openStore, type OperationRow, type Store } from './store/index.js';
 import { SecretBox } from './store/secret-box.js';
 import { AgentKeySources } from './webhooks/key-sources.js';
 import { WebhookReceiver } from './webhooks/receiver.js';
@@ -29,6 +34,11 @@ import { applyPendingDeliveries } from './webhooks/recovery.js';
 import { pruneExpired, startMaintenance, WEBHOOK_DELIVERY_RETENTION_MS } from './engine/maintenance.js';
 import { webhookRoutes } from './webhooks/route.js';
 import { createLiveUpdates, type LiveUpdates } from './notify/live-updates.js';
+import { eventHorizonFor } from './notify/event-horizon.js';
+import { SubscriptionDispatcher } from './notify/subscription-dispatcher.js';
+import { subscriptionRoutes } from './api/routes/subscriptions.js';
+import { liveSourceFrom } from './ui/live.js';
+import { dashboardRoutes } from './ui/plugin.js';
 
 export interface AppOptions {
   config: Config;
@@ -43,6 +53,7 @@ export interface App {
   store: Store;
   api: FastifyInstance;
   operations: OperationService;
+  answers: AnswerService;
   scheduler: Scheduler;
   reconciler: Reconciler;
   metrics: Metrics;
@@ -51,7 +62,11 @@ export interface App {
   receiver: WebhookReceiver;
   /** SSE feed and cross-instance NOTIFY. */
   live: LiveUpdates;
+  /** Outbound notifications to subscriptions. */
+  subscriptions: SubscriptionDispatcher;
   instanceId: string;
+  /** This process among the others on the database (heartbeat, takeover of dead instances' leases). */
+  instances: InstancePresence;
   /** Listens on the configured port; returns the base URL. */
   listen(): Promise<string>;
   close(): Promise<void>;
@@ -65,7 +80,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
   const secretKey = resolveSecretKey(config.ADCP_ORCH_SECRET_KEY, config.ADCP_ORCH_DATABASE_URL);
   const store = await openStore(config.ADCP_ORCH_DATABASE_URL, { notifications: { publicUrl: config.ADCP_ORCH_PUBLIC_URL } });
   const secrets = new SecretBox(secretKey.key);
-  const metrics = new Metrics(store);
+  const metrics = new Metrics(store, { instanceDeadAfterMs: config.ADCP_ORCH_INSTANCE_DEAD_AFTER_MS });
   const bus = new ChangeBus();
   const adcp = opts.adcp ?? createAdcpClient();
   const breakers = new AgentBreakers(
@@ -86,13 +101,19 @@ export async function createApp(opts: AppOptions): Promise<App> {
     replayWindowMs: config.ADCP_ORCH_REPLAY_WINDOW_MS,
     instanceId,
   }, breakers);
-  const scheduler = new Scheduler(store, (row) => operations.runClaimed(row), clock, logger, {
+  const spendApproval = new SpendApproval(store, clock);
+  const delivery = new AnswerDelivery({ store, adcp, secrets, bus, operations, breakers, metrics, clock, log: logger });
+  const answers = new AnswerService({ store, secrets, bus, operations, delivery, spendApproval, metrics, clock, log: logger });
+  // A person's answer on its way to the seller has its own runner; everything else is a send or a poll.
+  const runClaimed = (row: OperationRow) => (row.check_kind === ANSWER_CHECK ? delivery.run(row) : operations.runClaimed(row));
+  const scheduler = new Scheduler(store, runClaimed, clock, logger, {
     instanceId,
     leaseMs: operations.leaseMs,
     concurrency: opts.concurrency ?? 64,
     tickMs: config.ADCP_ORCH_SCHEDULER_TICK_MS,
     warmupMs: config.ADCP_ORCH_WARMUP_MS,
   });
+  const instances = new InstancePresence(store, clock, logger, { instanceId, deadAfterMs: config.ADCP_ORCH_INSTANCE_DEAD_AFTER_MS, databaseUrl: config.ADCP_ORCH_DATABASE_URL }, () => scheduler.wake());
   const reconciliation = createReconciliation({ store, adcp, secrets, bus, metrics, clock, logger, config, instanceId, timing: operations.options, wake: () => scheduler.wake() });
   const receiver = new WebhookReceiver({
     store,
@@ -103,7 +124,38 @@ export async function createApp(opts: AppOptions): Promise<App> {
     log: logger,
     now: () => clock.now(),
   });
-  const live = createLiveUpdates({ store, bus, databaseUrl: config.ADCP_ORCH_DATABASE_URL, instanceId, logger, fallbackPollMs: config.ADCP_ORCH_SSE_FALLBACK_POLL_MS, heartbeatMs: config.ADCP_ORCH_SSE_HEARTBEAT_MS, wakeScheduler: () => scheduler.wake() });
+  const subscriptions = new SubscriptionDispatcher(store, secrets, eventHorizonFor(store.db, logger), clock, logger, {
+    instanceId,
+    concurrency: 16,
+    tickMs: config.ADCP_ORCH_SCHEDULER_TICK_MS,
+    timeoutMs: config.ADCP_ORCH_SUBSCRIPTION_TIMEOUT_MS,
+    retryScheduleMs: config.ADCP_ORCH_SUBSCRIPTION_RETRY_SCHEDULE_MS,
+    allowPrivateNetwork: config.ADCP_ORCH_ALLOW_PRIVATE_NETWORK,
+    publicUrl: config.ADCP_ORCH_PUBLIC_URL,
+  });
+  const live = createLiveUpdates({
+    store,
+    bus,
+    databaseUrl: config.ADCP_ORCH_DATABASE_URL,
+    instanceId,
+    logger,
+    fallbackPollMs: config.ADCP_ORCH_SSE_FALLBACK_POLL_MS,
+    heartbeatMs: config.ADCP_ORCH_SSE_HEARTBEAT_MS,
+    wakeScheduler: () => scheduler.wake(),
+    onRemoteChange: () => subscriptions.wake(),
+  });
+  const unsubscribeDispatcher = bus.subscribe(() => subscriptions.wake());
+  const cancel = new CancelService(store, operations, bus, metrics, clock);
+  const dashboard = dashboardRoutes({
+    store,
+    cancel,
+    live: liveSourceFrom(live.feed),
+    clock,
+    sessionTtlMs: config.ADCP_ORCH_SESSION_TTL_MS,
+    publicUrl: config.ADCP_ORCH_PUBLIC_URL,
+    wakeSubscriptions: () => subscriptions.wake(),
+    answers,
+  });
   let ready = false;
   let stopMaintenance: (() => void) | undefined;
   const api = await buildApi({
@@ -113,9 +165,17 @@ export async function createApp(opts: AppOptions): Promise<App> {
     metrics,
     logger,
     isReady: () => ready,
+    instances: () => instances.live(),
     reconciler: reconciliation.reconciler,
-    cancel: new CancelService(store, operations, bus, metrics, clock),
-    plugins: [webhookRoutes(receiver, config.ADCP_ORCH_PUBLIC_URL), live.routes],
+    answers,
+    spendApproval,
+    cancel,
+    plugins: [
+      webhookRoutes(receiver, config.ADCP_ORCH_PUBLIC_URL),
+      live.routes,
+      subscriptionRoutes({ store, secrets, allowPrivateNetwork: config.ADCP_ORCH_ALLOW_PRIVATE_NETWORK, wake: () => subscriptions.wake() }),
+      dashboard,
+    ],
     debugGc: config.ADCP_ORCH_DEBUG_GC,
   });
 
@@ -123,6 +183,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     store,
     api,
     operations,
+    answers,
     scheduler,
     reconciler: reconciliation.reconciler,
     metrics,
@@ -130,15 +191,23 @@ export async function createApp(opts: AppOptions): Promise<App> {
     secrets,
     receiver,
     live,
+    subscriptions,
     instanceId,
+    instances,
     async listen() {
+      // Before anything else: on SQLite this refuses a second serve on the file, or releases a dead one's leases.
+      await instances.start();
       // First, so changes made while starting up already reach other instances.
       await live.start();
       // Deliveries stored by a process that died before applying them come first.
       const recovered = await applyPendingDeliveries(store, receiver, logger, clock.now(), 0);
       if (recovered > 0) logger.info({ applied: recovered }, 'applied webhook deliveries left by a previous run');
       await api.listen({ port: config.PORT, host: config.HOST });
+      const addr = api.server.address();
+      const url = `http://${config.HOST}:${typeof addr === 'object' && addr ? addr.port : config.PORT}`;
+      await instances.setUrl(url);
       scheduler.start();
+      subscriptions.start();
       reconciliation.loop.start();
       stopMaintenance = startMaintenance(
         [
@@ -163,10 +232,8 @@ export async function createApp(opts: AppOptions): Promise<App> {
         logger,
       );
       ready = true;
-      const addr = api.server.address();
-      const port = typeof addr === 'object' && addr ? addr.port : config.PORT;
-      logger.info({ instance: instanceId, database: store.db.describe, secret_key: secretKey.source }, 'orchestrator ready');
-      return `http://${config.HOST}:${port}`;
+      logger.info({ dashboard: `${url}/`, instance: instanceId, database: store.db.describe, secret_key: secretKey.source }, 'orchestrator ready');
+      return url;
     },
     async close() {
       ready = false;
@@ -175,6 +242,9 @@ export async function createApp(opts: AppOptions): Promise<App> {
       await live.stop();
       await reconciliation.loop.stop();
       await scheduler.stop();
+      unsubscribeDispatcher();
+      await subscriptions.stop();
+      await instances.stop();
       await api.close();
       await adcp.close();
       await store.close();

@@ -99,6 +99,17 @@ export const ConfigSchema = z.object({
       ctx.addIssue({ code: 'custom', message: 'must be a JSON object of task name → positive milliseconds' });
       return z.NEVER;
     }),
+  /**
+   * An instance whose heartbeat is older than this is dead: on PostgreSQL any live instance then
+   * removes it and releases its leases at once; on SQLite a second `serve` may take the file over.
+   * Heartbeats go every quarter of it (jittered).
+   */
+  ADCP_ORCH_INSTANCE_DEAD_AFTER_MS: z.coerce
+    .number({ message: 'must be a number of milliseconds' })
+    .int('must be a whole number of milliseconds')
+    .min(1_000, 'must be at least 1000 ms (heartbeats go every quarter of it)')
+    .max(3_600_000, 'must be at most 3600000 ms (an hour)')
+    .default(10_000),
   /** Scheduler tick when nothing woke it earlier. */
   ADCP_ORCH_SCHEDULER_TICK_MS: intMs(1_000),
   /** How often an SSE stream reads the database even without a wake-up (covers a lost NOTIFY). */
@@ -110,6 +121,33 @@ export const ConfigSchema = z.object({
     .min(10, 'must be at least 10 ms')
     .max(3_600_000, 'must be at most an hour')
     .default(15_000),
+  /**
+   * Delays between attempts of an outbound notification (DESIGN.md §5.2): after the first
+   * attempt fails, wait the first entry, and so on; once the list is used up the delivery is failed.
+   */
+  ADCP_ORCH_SUBSCRIPTION_RETRY_SCHEDULE_MS: z
+    .string()
+    .default('5000,300000,1800000,7200000,18000000,36000000,50400000')
+    .transform((v, ctx) => {
+      const parts = v.split(',').map((p) => p.trim());
+      const delays = parts.map(Number);
+      if (parts.length > 0 && parts.length <= 50 && parts.every((p) => /^\d+$/.test(p)) && delays.every((d) => d > 0 && d <= 7 * 86_400_000)) return delays;
+      ctx.addIssue({ code: 'custom', message: 'must be comma-separated whole milliseconds, each 1..604800000 (at most 50), e.g. 5000,300000' });
+      return z.NEVER;
+    }),
+  /** One outbound notification attempt: longer than this counts as a failure and is retried (Standard Webhooks suggests 15–30 s). */
+  ADCP_ORCH_SUBSCRIPTION_TIMEOUT_MS: z.coerce
+    .number({ message: 'must be a number of milliseconds' })
+    .int('must be a whole number of milliseconds')
+    .min(1, 'must be at least 1')
+    .default(15_000),
+  /** How long a dashboard sign-in lasts before the person signs in again (default 12 h). */
+  ADCP_ORCH_SESSION_TTL_MS: z.coerce
+    .number({ message: 'must be a number of milliseconds' })
+    .int('must be a whole number of milliseconds')
+    .min(1_000, 'must be at least 1000 (one second)')
+    .max(31 * 86_400_000, 'must be at most 31 days')
+    .default(43_200_000),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -15,6 +15,18 @@ import { readHttpFailure } from './http-failure.js';
 import { HttpStatusFailure, JsonRpcFailure } from './transport-error.js';
 import { AdcpTransportError, type AgentEndpoint } from './types.js';
 
+/**
+ * A follow-up message on an open A2A task (resuming `input-required` or
+ * `auth-required`, PROTOCOL.md §2): the task's ids from the reply that asked,
+ * and our own message id for this answer.
+ */
+export interface A2aContinuation {
+  taskId: string;
+  contextId: string;
+  messageId: string;
+  text?: string;
+}
+
 interface Card {
   /** JSON-RPC endpoint from the card. */
   endpoint: string;
@@ -86,8 +98,17 @@ export class A2aTransport {
    * Task or a Message) untouched. JSON-RPC and HTTP errors are thrown as
    * JsonRpcFailure / HttpStatusFailure with everything they carried.
    */
-  async send(agent: AgentEndpoint, skill: string, input: Record<string, unknown>, signal: AbortSignal): Promise<unknown> {
+  async send(
+    agent: AgentEndpoint,
+    skill: string,
+    input: Record<string, unknown>,
+    signal: AbortSignal,
+    continuation?: A2aContinuation,
+  ): Promise<unknown> {
     const { endpoint } = await this.card(agent, signal);
+    const parts: unknown[] = [{ kind: 'data', data: { skill, input } }];
+    // A person's note rides beside the input as text; the DataPart stays the only data.
+    if (continuation?.text) parts.unshift({ kind: 'text', text: continuation.text });
     const body = {
       jsonrpc: '2.0',
       id: randomUUID(),
@@ -96,8 +117,10 @@ export class A2aTransport {
         message: {
           kind: 'message',
           role: 'user',
-          messageId: randomUUID(),
-          parts: [{ kind: 'data', data: { skill, input } }],
+          // A continuation keeps its stored message id, so a resend is the same message.
+          messageId: continuation?.messageId ?? randomUUID(),
+          ...(continuation ? { taskId: continuation.taskId, contextId: continuation.contextId } : {}),
+          parts,
         },
       },
     };

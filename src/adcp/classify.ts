@@ -30,7 +30,7 @@ export interface TransportView {
   taskId?: string;
   contextId?: string;
   text?: string;
-  a2a?: { taskId?: string; contextId?: string };
+  a2a?: { taskId?: string; contextId?: string; state?: AdcpTaskStatus };
 }
 
 const FAILURE_WORDS: ReadonlySet<AdcpTaskStatus> = new Set(['failed', 'rejected', 'canceled']);

@@ -10,8 +10,9 @@ import type { HttpFailure } from './http-failure.js';
 import { McpTransport } from './mcp-transport.js';
 import { listPageFromPayload, taskReplyFromPoll } from './poll.js';
 import { protocolPayload, taskReplyFromRaw, type RawReply } from './raw-reply.js';
+import { scrubbingClient } from './scrub-secrets.js';
 import { toTransportError } from './transport-error.js';
-import type { AdcpClient, AgentEndpoint, CallOptions, ListTasksPage, TaskReply } from './types.js';
+import { AdcpTransportError, type AdcpClient, type AgentEndpoint, type CallOptions, type ListTasksPage, type TaskReply } from './types.js';
 
 export interface AdcpClientOptions {
   /**
@@ -76,11 +77,19 @@ export function createAdcpClient(options: AdcpClientOptions = {}): AdcpClient {
     }
   }
 
-  return {
+  // Whatever an agent answers is cleaned of the secrets we sent it (see scrub-secrets.ts).
+  return scrubbingClient({
     callTask(agent, task, params, opts?: CallOptions): Promise<TaskReply> {
       return withDeadline(opts?.timeoutMs ?? callTimeoutMs, async (signal, ms, onHttp) =>
         taskReplyFromRaw(await send(agent, task, params, signal, ms, onHttp)),
       );
+    },
+
+    continueTask(agent, continuation, task, params, opts?: CallOptions): Promise<TaskReply> {
+      return withDeadline(opts?.timeoutMs ?? callTimeoutMs, async (signal) => {
+        if (agent.protocol !== 'a2a') throw new AdcpTransportError(`${agent.protocol} has no task continuation`, 'protocol');
+        return taskReplyFromRaw({ protocol: 'a2a', result: await a2a.send(agent, task, params, signal, continuation) });
+      });
     },
 
     getTask(agent, taskId, opts?: CallOptions): Promise<TaskReply> {
@@ -109,5 +118,5 @@ export function createAdcpClient(options: AdcpClientOptions = {}): AdcpClient {
     async close(): Promise<void> {
       await Promise.all([mcp.close(), a2a.close()]);
     },
-  };
+  });
 }

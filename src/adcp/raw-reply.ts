@@ -42,6 +42,8 @@ export function taskReplyFromRaw(raw: RawReply): TaskReply {
     a2a: {
       ...(ext.a2aTaskId ? { taskId: ext.a2aTaskId } : {}),
       ...(ext.a2aContextId ? { contextId: ext.a2aContextId } : {}),
+      // Whether the A2A task itself is still open (input-required) or closed (completed).
+      ...(ext.state ? { state: ext.state } : {}),
     },
   });
 }

@@ -48,7 +48,7 @@ function isNetworkError(err: unknown): boolean {
 
 function rpcError(code: number, message: string, data: unknown): AdcpTransportError {
   const wire = jsonRpcError({ code, message, data });
-  return new AdcpTransportError(`JSON-RPC error ${code}: ${message}`, 'rpc', undefined, wire ? toAdcpError(wire) : undefined);
+  return new AdcpTransportError(`JSON-RPC error ${code}: ${message}`, 'rpc', undefined, wire ? toAdcpError(wire) : undefined, code);
 }
 
 export function toTransportError(err: unknown, ctx: FailureContext): AdcpTransportError {

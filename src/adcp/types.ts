@@ -50,7 +50,16 @@ export interface TaskReply {
    * A2A only: the transport Task's own ids. They are a continuation handle (for
    * resuming `input-required`), never the AdCP `task_id` (PROTOCOL.md §1).
    */
-  a2a?: { taskId?: string; contextId?: string };
+  a2a?: { taskId?: string; contextId?: string; state?: AdcpTaskStatus };
+}
+
+/** A follow-up on an open A2A task: its ids from the reply that asked, and this answer's message id. */
+export interface ContinuationHandle {
+  taskId: string;
+  contextId: string;
+  messageId: string;
+  /** A person's note, sent as a text part beside the input. */
+  text?: string;
 }
 
 export interface ListedTask {
@@ -84,6 +93,8 @@ export class AdcpTransportError extends Error {
     readonly kind: 'network' | 'timeout' | 'http' | 'rpc' | 'protocol',
     readonly httpStatus?: number,
     readonly adcpError?: AdcpError,
+    /** The JSON-RPC error code, for kind `rpc`. */
+    readonly rpcCode?: number,
   ) {
     super(message);
     this.name = 'AdcpTransportError';
@@ -93,6 +104,12 @@ export class AdcpTransportError extends Error {
 export interface AdcpClient {
   /** Call any AdCP task; `params` are sent as given (idempotency_key etc. already inside). */
   callTask(agent: AgentEndpoint, task: string, params: Record<string, unknown>, opts?: CallOptions): Promise<TaskReply>;
+  /**
+   * Answer an open A2A task on its continuation: the full input of `task` again,
+   * as a new message on the task's `taskId` + `contextId`. MCP has no continuation:
+   * this rejects with a `protocol` AdcpTransportError there.
+   */
+  continueTask(agent: AgentEndpoint, continuation: ContinuationHandle, task: string, params: Record<string, unknown>, opts?: CallOptions): Promise<TaskReply>;
   /** Poll one task (`tasks/get`, or `get_task_status` where the seller offers it). */
   getTask(agent: AgentEndpoint, taskId: string, opts?: CallOptions): Promise<TaskReply>;
   /** One page of the seller's tasks (`list_tasks` / `tasks/list`). */

@@ -16,7 +16,12 @@ import { operationRoutes } from './routes/operations.js';
 import { cancelRoutes } from './routes/cancel.js';
 import type { CancelService } from '../engine/cancel-operation.js';
 import { reconcileRoutes } from './routes/reconcile.js';
+import { inputRoutes } from './routes/input.js';
+import { settingsRoutes } from './routes/settings.js';
+import type { AnswerService } from '../engine/answer-service.js';
+import type { SpendApproval } from '../engine/spend-approval.js';
 import type { Reconciler } from '../engine/reconciler.js';
+import type { InstanceView } from '../store/instances-repo.js';
 
 export interface ApiDeps {
   store: Store;
@@ -25,8 +30,13 @@ export interface ApiDeps {
   metrics: Metrics;
   logger: Logger;
   isReady: () => boolean;
+  /** Live instances on this database, shown by /readyz (absent in route-level tests). */
+  instances?: () => Promise<InstanceView[]>;
   /** Absent in route-level tests that build the API alone. */
   reconciler?: Reconciler;
+  /** People in the loop: answers and the spend approval rule (absent: no /input route). */
+  answers?: AnswerService;
+  spendApproval?: SpendApproval;
   /** Absent in route-level tests that build the API alone. */
   cancel?: CancelService;
   /** Serve POST /debug/gc (ADCP_ORCH_DEBUG_GC, benchmarks only). */
@@ -43,6 +53,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     // The webhook receiver enforces its own 1 MB limit with the spec's 413.
     bodyLimit: 1024 * 1024,
   });
+  app.decorate('requestDigest', (text: string) => deps.secrets.digest(text));
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandling(app);
@@ -65,6 +76,8 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
 
   agentRoutes(app, deps);
   operationRoutes(app, deps);
+  if (deps.answers) inputRoutes(app, { store: deps.store, answers: deps.answers });
+  settingsRoutes(app, deps);
   if (deps.cancel) cancelRoutes(app, { store: deps.store, cancel: deps.cancel });
   if (deps.reconciler) reconcileRoutes(app, { store: deps.store, reconciler: deps.reconciler });
   healthRoutes(app, deps);

@@ -1,26 +1,41 @@
 /**
- * What `serve --sandbox` adds: a sandbox seller on loopback, a `sandbox` tenant
- * with an API key, the seller registered for it, and a banner telling the user
- * how to try it.
+ * What `serve --sandbox` adds: a sandbox governance agent and a sandbox seller
+ * that trusts it, both on loopback, a `sandbox` tenant with an API key, both
+ * agents registered for it (roles `governance` and `seller`), and a banner
+ * telling the user how to try it.
+ *
+ * The governance agent reads SANDBOX_GOVERNANCE_APPROVAL_TTL_SECONDS and
+ * SANDBOX_GOVERNANCE_REVIEW_DELAY_MS from the environment (agent.ts).
  */
 import type { App } from '../app.js';
 import type { Config } from '../config.js';
+import { governanceOptionsFromEnv, startSandboxGovernance, type SandboxGovernance } from '../sandbox/governance/agent.js';
 import { startSandboxSeller, type SandboxSeller } from '../sandbox/seller.js';
 
 export interface SandboxSetup {
   seller: SandboxSeller;
+  governance: SandboxGovernance;
   apiKey: string;
   agentId: string;
+  governanceAgentId: string;
   banner: string;
   close(): Promise<void>;
 }
 
 export const SANDBOX_TENANT = 'sandbox';
 export const SANDBOX_SELLER_NAME = 'sandbox-seller';
+export const SANDBOX_GOVERNANCE_NAME = 'sandbox-governance';
 export const SANDBOX_KEY_NAME = 'sandbox-admin';
 
-export async function setUpSandbox(app: App, config: Config, baseUrl: string): Promise<SandboxSetup> {
-  const seller = await startSandboxSeller({ port: 0 });
+export async function setUpSandbox(app: App, config: Config, baseUrl: string, env: NodeJS.ProcessEnv = process.env): Promise<SandboxSetup> {
+  const governance = await startSandboxGovernance({ port: 0, ...governanceOptionsFromEnv(env) });
+  let seller: SandboxSeller;
+  try {
+    seller = await startSandboxSeller({ port: 0, governance: { agentUrl: governance.url, jwksUrl: governance.jwksUrl } });
+  } catch (err) {
+    await governance.close();
+    throw err;
+  }
   const tenant = await app.store.tenants.ensureTenant(SANDBOX_TENANT);
   // An admin, so the banner's key can do everything the quick start shows; a minted key
   // each start takes the next free name (sandbox-admin-<id>) once sandbox-admin is used.
@@ -29,6 +44,9 @@ export async function setUpSandbox(app: App, config: Config, baseUrl: string): P
   let agent = await app.store.agents.findByName(tenant.id, SANDBOX_SELLER_NAME);
   if (agent) await app.store.agents.updateEndpoint(agent.id, seller.url, signing);
   else agent = await app.store.agents.insert({ tenantId: tenant.id, name: SANDBOX_SELLER_NAME, role: 'seller', url: seller.url, protocol: 'mcp', webhookSigning: signing });
+  let govAgent = await app.store.agents.findByName(tenant.id, SANDBOX_GOVERNANCE_NAME);
+  if (govAgent) await app.store.agents.updateEndpoint(govAgent.id, governance.url);
+  else govAgent = await app.store.agents.insert({ tenantId: tenant.id, name: SANDBOX_GOVERNANCE_NAME, role: 'governance', url: governance.url, protocol: 'mcp' });
 
   const body = {
     agent_id: agent.id,
@@ -42,10 +60,13 @@ export async function setUpSandbox(app: App, config: Config, baseUrl: string): P
   };
   const banner = [
     '',
+    `Dashboard:        ${baseUrl}/  (sign in with the API key below)`,
+    '',
     `adcp-orchestrator (sandbox) on ${baseUrl}`,
-    `  database:       ${app.store.db.describe}`,
-    `  sandbox seller: ${seller.url} (agent ${agent.id})`,
-    `  API key:        ${apiKey}`,
+    `  database:           ${app.store.db.describe}`,
+    `  sandbox seller:     ${seller.url} (agent ${agent.id})`,
+    `  sandbox governance: ${governance.url} (agent ${govAgent.id}; accounts gov_… at the seller are governed by it)`,
+    `  API key:            ${apiKey}`,
     '',
     'Create a media buy (goes submitted, then completed a few seconds later):',
     '',
@@ -54,5 +75,16 @@ export async function setUpSandbox(app: App, config: Config, baseUrl: string): P
     `Then: curl -s ${baseUrl}/v1/operations/<id> -H 'Authorization: Bearer ${apiKey}'`,
     '',
   ].join('\n');
-  return { seller, apiKey, agentId: agent.id, banner, close: () => seller.close() };
+  return {
+    seller,
+    governance,
+    apiKey,
+    agentId: agent.id,
+    governanceAgentId: govAgent.id,
+    banner,
+    close: async () => {
+      await seller.close();
+      await governance.close();
+    },
+  };
 }

@@ -56,6 +56,10 @@ const ON_KIND: Readonly<Record<string, NotificationType>> = {
   task_conflict: 'operation.conflict',
   // Still waiting for a person: told again, flagged as a reminder (see notification-body.ts).
   reminder: 'operation.input_required',
+  // A person is asked without a status change: a buy held for spend approval (still `requested`),
+  // a seller that asks again after an answer, an answer the seller refused on its continuation.
+  input_requested: 'operation.input_required',
+  continuation_refused: 'operation.input_required',
 };
 
 export function notificationTypeFor(event: EventFacts): NotificationType | null {

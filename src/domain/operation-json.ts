@@ -2,13 +2,14 @@
  * The JSON of an operation and of one of its events (DESIGN.md §5), as the API
  * answers it and as notifications carry it. Pure, so the store can build a
  * notification body in the transaction that writes the change, and the API
- * shows exactly the same thing. Secrets never pass through here: the webhook
- * credential we minted is redacted from the request, and the sealed secret
- * column is never read.
+ * shows exactly the same thing. Secrets never pass through here: every
+ * credential field of the request and the webhook URL's token are redacted
+ * (credential-fields.ts), and the sealed secret column is never read.
  *
  * The shapes below are the columns read, spelled out so this module depends on
- * nothing (the store's rows satisfy them).
+ * nothing outside the domain (the store's rows satisfy them).
  */
+import { redactedRequest } from './credential-fields.js';
 
 export interface OperationJsonSource {
   id: string;
@@ -23,9 +24,13 @@ export interface OperationJsonSource {
   error: string | null;
   needs_input: number;
   input_message: string | null;
+  /** JSON of what a person is asked (src/domain/input-request.ts), while needs_input. */
+  input_request?: string | null;
   stalled: number;
   stalled_reason: string | null;
   webhook_mode: string;
+  /** Hidden wherever it appears in the request (the webhook URL). */
+  webhook_token?: string | null;
   deadline_at: number | null;
   next_check_at: number | null;
   created_at: number;
@@ -49,13 +54,6 @@ export interface EventJsonSource {
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const json = (text: string | null) => (text === null ? null : JSON.parse(text));
 
-/** The request as sent, minus the webhook credential we minted (a secret). */
-function presentRequest(body: string) {
-  const request = JSON.parse(body);
-  const auth = request?.push_notification_config?.authentication;
-  if (auth && typeof auth === 'object' && 'credentials' in auth) auth.credentials = '[redacted]';
-  return request;
-}
 
 export function presentEvent(e: EventJsonSource) {
   return {
@@ -79,11 +77,14 @@ export function presentOperation(o: OperationJsonSource, events?: EventJsonSourc
     task_id: o.task_id,
     context_id: o.context_id,
     idempotency_key: o.idempotency_key,
-    request: presentRequest(o.request_body),
+    // As sent, minus every credential and the webhook URL's token.
+    request: redactedRequest(o.request_body, o.webhook_token ?? null),
     result: json(o.result),
     error: json(o.error),
     needs_input: o.needs_input === 1,
     input_message: o.input_message,
+    // What a person is asked and may answer (DESIGN.md §5.1); null unless needs_input.
+    input_request: o.needs_input === 1 ? json(o.input_request ?? null) : null,
     stalled: o.stalled === 1,
     stalled_reason: o.stalled_reason,
     webhook: o.webhook_mode,

@@ -46,14 +46,15 @@ const TERMINAL: OperationStatus[] = ['completed', 'failed', 'canceled', 'rejecte
  *
  * The spec has no normative table; its practical model is "non-terminal → anything,
  * terminal is absorbing" (PROTOCOL.md §2). Locally we add the two pre-send steps:
- * `requested` can only be sent (or canceled before sending, or fail locally when the
- * request could not even be built); `calling_adcp` can go back to `requested` when a
+ * `requested` can only be sent (or canceled before sending, rejected by a person who
+ * declines a buy held for approval, or fail locally when the request could not even be
+ * built); `calling_adcp` can go back to `requested` when a
  * send is known not to have left (retry), or anywhere an AdCP reply can lead.
  * A reply or webhook may say the same non-terminal status again (`submitted` →
  * `submitted` with fresh progress): that is an observation, not a transition.
  */
 export const TRANSITIONS: Readonly<Record<OperationStatus, readonly OperationStatus[]>> = {
-  requested: ['calling_adcp', 'canceled', 'failed'],
+  requested: ['calling_adcp', 'canceled', 'rejected', 'failed'],
   calling_adcp: ['requested', ...NON_TERMINAL_ADCP, ...TERMINAL],
   submitted: ['working', 'input-required', 'auth-required', 'unknown', ...TERMINAL],
   working: ['submitted', 'input-required', 'auth-required', 'unknown', ...TERMINAL],

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ListedTask } from '../adcp/types.js';
+import { sellerInputRequest } from '../domain/input-request.js';
 import { NEEDS_INPUT_STATUSES } from '../domain/status.js';
 import { deadlineFor } from '../domain/timing.js';
 import type { AgentRow, OperationRow } from '../store/index.js';
@@ -37,6 +38,10 @@ export function adoptedOperation(
       status: task.status,
       task_id: task.taskId,
       needs_input: NEEDS_INPUT_STATUSES.has(task.status) ? 1 : 0,
+      // Found by listing, not by a reply of ours: there is no continuation to answer on.
+      ...(task.status === 'input-required' || task.status === 'auth-required'
+        ? { input_request: JSON.stringify(sellerInputRequest(task.status, undefined, false, now)) }
+        : {}),
       deadline_at: deadlineFor(task.taskType, now),
       next_check_at: timer.next_check_at,
       check_kind: timer.check_kind,

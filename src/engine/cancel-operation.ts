@@ -76,7 +76,7 @@ export class CancelService {
       (row) => {
         if (!isTerminal(row.status as OperationStatus)) {
           return {
-            patch: { status: 'canceled', status_since: now, completed_at: now, needs_input: 0, next_check_at: null, check_kind: null },
+            patch: { status: 'canceled', status_since: now, completed_at: now, needs_input: 0, input_request: null, next_check_at: null, check_kind: null },
             events: [{ source: 'user', kind: 'transition', from: row.status, to: 'canceled', actor: req.actor, detail: { reason, seller: sellerNote(row) } }],
             value: { kind: 'canceled_here', from: row.status },
           };

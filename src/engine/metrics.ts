@@ -20,7 +20,7 @@ export class Metrics {
   readonly asyncDuration: Histogram;
   readonly circuitState: Gauge;
 
-  constructor(store?: Store, opts: { defaultMetrics?: boolean } = {}) {
+  constructor(store?: Store, opts: { defaultMetrics?: boolean; instanceDeadAfterMs?: number } = {}) {
     const registers = [this.registry];
     const p = 'adcp_orch_';
     if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: p });
@@ -51,6 +51,15 @@ export class Metrics {
             .execute();
           this.reset();
           for (const r of rows) this.set({ type: r.type, status: r.status }, Number(r.n));
+        },
+      });
+      const deadAfterMs = opts.instanceDeadAfterMs ?? 10_000;
+      new Gauge({
+        name: `${p}instances_live`,
+        help: 'Instances serving this database whose heartbeat is within ADCP_ORCH_INSTANCE_DEAD_AFTER_MS (from the database)',
+        registers,
+        async collect() {
+          this.set(await store.instances.countLive(deadAfterMs));
         },
       });
     }

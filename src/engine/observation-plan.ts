@@ -10,6 +10,7 @@ import type { AdcpError } from '../adcp/types.js';
 import type { ResultIssue } from '../adcp/task-result.js';
 import type { MutationPlan, NewEvent, OperationPatch, OperationRow } from '../store/operations-repo.js';
 import { resultInvalidEvent } from './conflict-events.js';
+import { ANSWER_CHECK, inputColumnsOnTransition } from './input-requests.js';
 
 export interface TaskObservation {
   status: AdcpTaskStatus;
@@ -21,6 +22,8 @@ export interface TaskObservation {
   timestamp?: number;
   data?: Record<string, unknown>;
   error?: AdcpError;
+  /** A2A only: the transport task of the reply (a continuation handle when it stayed open). */
+  a2a?: { taskId?: string; contextId?: string; state?: AdcpTaskStatus };
   /**
    * Set when `data` is a terminal result that failed the task's response schema
    * (checked by whoever read the observation: see adcp/task-result.ts). Such an
@@ -159,6 +162,7 @@ export function planObservation(
         patch.reminded_at = null;
         patch.needs_input = NEEDS_INPUT_STATUSES.has(obs.status) ? 1 : 0;
         if (!NEEDS_INPUT_STATUSES.has(obs.status)) patch.input_message = null;
+        Object.assign(patch, inputColumnsOnTransition(row, obs, now));
         events.push({
           source: obs.source,
           kind: 'transition',
@@ -183,7 +187,10 @@ export function planObservation(
         events.push({ source: obs.source, kind: 'stalled', from: current, to: current, detail: { reason: patch.stalled_reason } });
       }
       // Webhooks refresh the quiet timer too: each one pushes the backup poll further out.
-      Object.assign(patch, nextCheckFor(obs.status, { ...row, ...patch }, timing, now, random, obs.source));
+      // A person's answer waiting to be sent keeps its own timer: news that the task still
+      // waits changes nothing about it (a move elsewhere does: the answer is then moot).
+      const answerPending = row.check_kind === ANSWER_CHECK && decision.kind === 'same';
+      if (!answerPending) Object.assign(patch, nextCheckFor(obs.status, { ...row, ...patch }, timing, now, random, obs.source));
       return { patch, events, value: decision.kind };
     }
   }

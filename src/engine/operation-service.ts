@@ -8,16 +8,16 @@
  * call timeout: a crash mid-call leaves an ambiguous send that the scheduler
  * resends with the same idempotency key and identical bytes.
  */
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { acceptsPushNotifications, requiresIdempotencyKey } from '../adcp/task-kinds.js';
+import { requiresIdempotencyKey } from '../adcp/task-kinds.js';
 import { AdcpTransportError, type AdcpClient, type AdcpError, type TaskReply } from '../adcp/types.js';
 import { isTerminal, type OperationStatus } from '../domain/status.js';
-import { deadlineFor, retryDelayMs } from '../domain/timing.js';
+import { retryDelayMs } from '../domain/timing.js';
 import type { Store, OperationRow, Lease, EventRow } from '../store/index.js';
-import { newOperationRow } from '../store/operation-row.js';
+import { buildOperation, requestFingerprint, type CreateOperationInput } from './operation-builder.js';
 import type { MutateResult, MutationPlan, NewEvent, OperationPatch } from '../store/operations-repo.js';
 import type { SecretBox } from '../store/secret-box.js';
+import { RequestSealer } from './sealed-request.js';
 import { endpointFor } from './agent-endpoints.js';
 import { lookUpMediaBuy, type LookupVerdict } from './media-buy-lookup.js';
 import type { ChangeBus } from './change-bus.js';
@@ -29,24 +29,7 @@ import { planObservation, STALLED_SLOWDOWN, type ObservationOutcome, type TaskOb
 import type { Tx } from '../store/tx.js';
 import { isUniqueViolation } from '../store/db.js';
 
-export type WebhookMode = 'rfc9421' | 'hmac' | 'bearer' | 'none';
-
-export interface CreateOperationInput {
-  tenantId: string;
-  agentId: string;
-  task: string;
-  params: Record<string, unknown>;
-  webhook?: WebhookMode;
-  parentId?: string;
-  /**
-   * The client's Idempotency-Key, if any. The AdCP idempotency_key is derived from it,
-   * so a client retrying after losing our answer (even across our crash) reaches the
-   * same operation and the seller sees the same key: never a second buy.
-   */
-  clientKey?: string;
-  /** Who asked for it (an API key's name), recorded on the `created` event. */
-  actor?: string;
-}
+export type { CreateOperationInput, WebhookMode } from './operation-builder.js';
 
 export interface EngineOptions extends TimingPolicy {
   publicUrl?: string;
@@ -60,9 +43,10 @@ export interface EngineOptions extends TimingPolicy {
   replayWindowMs: number;
 }
 
-const IDEMPOTENCY_KEY_RE = /^[A-Za-z0-9_.:-]{16,255}$/;
-
 export class OperationService {
+  /** Stored requests keep their credentials sealed (sealed-request.ts); everything that sends one opens it here. */
+  readonly requests: RequestSealer;
+
   constructor(
     private readonly store: Store,
     private readonly adcp: AdcpClient,
@@ -73,7 +57,9 @@ export class OperationService {
     private readonly log: Logger,
     readonly options: EngineOptions,
     private readonly breakers: AgentBreakers,
-  ) {}
+  ) {
+    this.requests = new RequestSealer(secrets);
+  }
 
   /** Lease long enough to cover one call plus writing its outcome. */
   get leaseMs(): number {
@@ -88,45 +74,10 @@ export class OperationService {
   private async insertOperation(input: CreateOperationInput, claim: boolean): Promise<{ row: OperationRow; inserted: boolean }> {
     const agent = await this.store.agents.getForTenant(input.tenantId, input.agentId);
     if (!agent) throw new EngineError('agent_not_found', `agent ${input.agentId} not found`, 404);
-    const now = this.clock.now();
-    const id = randomUUID();
-
-    const params: Record<string, unknown> = { ...input.params };
-    let idempotencyKey = typeof params.idempotency_key === 'string' ? params.idempotency_key : undefined;
-    if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY_RE.test(idempotencyKey)) {
-      throw new EngineError('invalid_request', 'params.idempotency_key must match ^[A-Za-z0-9_.:-]{16,255}$', 400);
-    }
-    idempotencyKey ??= input.clientKey ? derivedIdempotencyKey(input.tenantId, agent.id, input.task, input.clientKey) : randomUUID();
-    if (requiresIdempotencyKey(input.task)) params.idempotency_key = idempotencyKey;
-    // `context` is ours and echoed verbatim by the seller: it carries our operation id.
-    params.context = { ...(isObject(params.context) ? params.context : {}), orchestrator_operation_id: id };
-
-    const webhook = this.webhookFor(input.task, input.webhook, id);
-    if (webhook.config) params.push_notification_config = webhook.config;
-
-    const row = newOperationRow(
-      { id, tenant_id: input.tenantId, agent_id: agent.id, type: input.task, idempotency_key: idempotencyKey, request_body: JSON.stringify(params), created_at: now },
-      {
-        deadline_at: deadlineFor(input.task, now, this.options.deadlinesMs),
-        status_since: now,
-        // Due at once: the first thing to do is send it.
-        next_check_at: now,
-        check_kind: 'send',
-        // Created already leased by its creator when it is about to send it: no other worker
-        // or instance can claim it in between, and if we die the lease expires and it is resent.
-        attempt: claim ? 1 : 0,
-        lease_owner: claim ? this.options.instanceId : null,
-        lease_until: claim ? now + this.leaseMs : null,
-        lease_epoch: claim ? 1 : 0,
-        webhook_mode: webhook.mode,
-        webhook_token: webhook.token,
-        webhook_secret_enc: webhook.secretSealed,
-        parent_id: input.parentId ?? null,
-      },
-    );
+    const { row, params, events: creation } = buildOperation(input, agent, this.secrets, { ...this.options, leaseMs: this.leaseMs }, this.clock.now(), claim);
     let written;
     try {
-      written = await this.store.operations.insert(row, { source: 'user', kind: 'created', to: 'requested', at: now, actor: input.actor });
+      written = await this.store.operations.insert(row, creation);
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;
       return { row: await this.existingFor(row, params), inserted: false };
@@ -143,7 +94,7 @@ export class OperationService {
       throw new EngineError('idempotency_conflict', 'this idempotency_key is already in use', 409);
     }
     // Compare what the seller would compare: the request without our per-attempt parts.
-    if (existing.type !== attempted.type || requestFingerprint(JSON.parse(existing.request_body)) !== requestFingerprint(params)) {
+    if (existing.type !== attempted.type || requestFingerprint(this.requests.open(existing.request_body)) !== requestFingerprint(params)) {
       throw new EngineError('idempotency_conflict', 'this idempotency_key was used for a different request', 409);
     }
     return existing;
@@ -152,8 +103,9 @@ export class OperationService {
   /** Creates, then sends at once and waits a little for the first reply, so quick answers come back in the same request. */
   async createAndStart(input: CreateOperationInput): Promise<OperationRow> {
     const { row, inserted } = await this.insertOperation(input, true);
-    // An existing operation (the same idempotency key again) is already being driven.
-    if (!inserted) return row;
+    // An existing operation (the same idempotency key again) is already being driven;
+    // a held one waits for a person.
+    if (!inserted || input.hold) return row;
     const sending = this.send(row).catch((err) => this.log.error({ err, operation_id: row.id }, 'send failed'));
     await Promise.race([sending, delay(this.options.syncWaitMs)]);
     return (await this.store.operations.get(row.id)) ?? row;
@@ -216,7 +168,7 @@ export class OperationService {
     if (row.type !== 'create_media_buy') return { kind: 'unavailable', reason: `no natural-key lookup for ${row.type}` };
     const agent = await this.store.agents.get(row.agent_id);
     if (!agent) return { kind: 'unavailable', reason: 'agent was removed' };
-    return lookUpMediaBuy(this.adcp, endpointFor(agent, this.secrets), JSON.parse(row.request_body), row.created_at, this.options.callTimeoutMs);
+    return lookUpMediaBuy(this.adcp, endpointFor(agent, this.secrets), this.requests.open(row.request_body), row.created_at, this.options.callTimeoutMs);
   }
 
   /** An open breaker: the work waits for the half-open probe, and the wait is not counted as an attempt. */
@@ -274,7 +226,7 @@ export class OperationService {
     let reply: TaskReply;
     try {
       reply = await this.breakers.execute(agent.id, agent.name, () =>
-        this.adcp.callTask(endpointFor(agent, this.secrets), row.type, JSON.parse(row.request_body), { timeoutMs: this.options.callTimeoutMs }),
+        this.adcp.callTask(endpointFor(agent, this.secrets), row.type, this.requests.open(row.request_body), { timeoutMs: this.options.callTimeoutMs }),
       );
     } catch (err) {
       if (err instanceof BrokenCircuitError) {
@@ -473,6 +425,7 @@ export class OperationService {
   ): Promise<MutateResult<T>> {
     const result = await this.store.operations.mutate(id, lease, plan, now, alongside);
     if (result.outcome === 'applied' && result.events.length > 0) this.bus.publish({ operation: result.row, events: result.events, notifications: result.notifications });
+    if (result.outcome === 'lease_lost') this.log.info({ operation_id: id }, 'lease lost before writing; discarded');
     return result;
   }
 
@@ -497,25 +450,6 @@ export class OperationService {
       }
     }
   }
-
-  private webhookFor(task: string, requested: WebhookMode | undefined, operationId: string) {
-    const none = { mode: 'none' as WebhookMode, token: null, secretSealed: null, config: undefined as Record<string, unknown> | undefined };
-    const publicUrl = this.options.publicUrl;
-    const mode = requested ?? (publicUrl ? 'rfc9421' : 'none');
-    if (mode === 'none') return none;
-    if (!publicUrl) throw new EngineError('webhook_unavailable', 'webhooks need ADCP_ORCH_PUBLIC_URL to be set', 400);
-    if (!acceptsPushNotifications(task)) return none;
-    const token = randomBytes(24).toString('base64url');
-    const config: Record<string, unknown> = { url: `${publicUrl}/webhooks/adcp/${token}`, operation_id: operationId };
-    let secretSealed: string | null = null;
-    if (mode === 'hmac' || mode === 'bearer') {
-      // A fresh 32-byte secret per operation (43 base64url characters, above the spec's 32).
-      const secret = randomBytes(32).toString('base64url');
-      secretSealed = this.secrets.seal(secret);
-      config.authentication = { schemes: [mode === 'hmac' ? 'HMAC-SHA256' : 'Bearer'], credentials: secret };
-    }
-    return { mode, token, secretSealed, config };
-  }
 }
 
 export function replyToObservation(reply: TaskReply): Omit<TaskObservation, 'source'> {
@@ -527,19 +461,8 @@ export function replyToObservation(reply: TaskReply): Omit<TaskObservation, 'sou
     timestamp: reply.timestamp,
     data: reply.data,
     error: reply.error,
+    a2a: reply.a2a,
   };
-}
-
-/** A stable AdCP idempotency_key for a client's Idempotency-Key (UUID-shaped, within the spec's pattern). */
-function derivedIdempotencyKey(tenantId: string, agentId: string, task: string, clientKey: string): string {
-  const h = createHash('sha256').update(`${tenantId}\0${agentId}\0${task}\0${clientKey}`).digest('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
-}
-
-/** The request minus the parts that differ per attempt (our context, webhook URL and secret). */
-function requestFingerprint(params: Record<string, unknown>): string {
-  const { context: _c, push_notification_config: _p, idempotency_key: _k, ...rest } = params;
-  return JSON.stringify(rest);
 }
 
 /** Failures that say the agent itself is unwell (they count toward opening its breaker). */
@@ -563,10 +486,6 @@ function leaseOf(row: OperationRow): Lease {
 
 function releasedLease(resetAttempts = true) {
   return { lease_owner: null, lease_until: null, ...(resetAttempts ? { attempt: 0 } : {}) };
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function errorKind(err: unknown): string {

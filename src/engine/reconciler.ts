@@ -9,6 +9,7 @@
 import type { Logger } from 'pino';
 import type { AdcpClient, ListedTask } from '../adcp/types.js';
 import { isTerminal, type AdcpTaskStatus } from '../domain/status.js';
+import { ANSWER_CHECK } from './input-requests.js';
 import type { AgentRow, Store } from '../store/index.js';
 import { isUniqueViolation } from '../store/db.js';
 import { PENDING_TASK_STATUSES, type WaitingOn } from '../store/reconcile-repo.js';
@@ -245,7 +246,9 @@ export class Reconciler {
         // unless the engine has left them alone for a long while.
         const engineIsOnIt = row.stalled === 1 && now - row.updated_at < this.options.stalledQuietMs;
         const alreadyDue = row.next_check_at !== null && row.next_check_at <= now;
-        if (!stillPending || leased || engineIsOnIt || alreadyDue) return { value: null };
+        // A person's answer is on its way: its sender looks at the task before any resend.
+        const answering = row.check_kind === ANSWER_CHECK;
+        if (!stillPending || leased || engineIsOnIt || alreadyDue || answering) return { value: null };
         return {
           patch: { next_check_at: now, check_kind: 'poll' },
           events: [{ source: 'reconcile', kind: 'missing_from_server', detail: { task_id: taskId } }],

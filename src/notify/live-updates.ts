@@ -28,6 +28,8 @@ export interface LiveUpdatesOptions {
   heartbeatMs?: number;
   /** Look for due work now (Scheduler.wake). */
   wakeScheduler(): void;
+  /** Another instance committed a change (PostgreSQL only): e.g. wake the subscription dispatcher. */
+  onRemoteChange?(): void;
 }
 
 export interface LiveUpdates {
@@ -53,10 +55,12 @@ export function createLiveUpdates(opts: LiveUpdatesOptions): LiveUpdates {
           onRemote: (change) => {
             if (change.maxSeq > 0) feed.wake(change.tenantId);
             if (change.due) wakeSchedulerSoon();
+            opts.onRemoteChange?.();
           },
           onReconnect: () => {
             feed.wakeAll();
             opts.wakeScheduler();
+            opts.onRemoteChange?.();
           },
         })
       : undefined;

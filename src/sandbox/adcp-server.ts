@@ -15,6 +15,7 @@ import { z } from 'zod';
 import { createAdcpServer } from '@adcp/sdk/server/legacy/v5';
 import { InMemoryStateStore, type AdcpServer } from '@adcp/sdk/server';
 import type { SellerCore } from './core.js';
+import type { ToolResult } from './wire.js';
 import { SANDBOX_PRODUCTS, toAdcpProduct } from './products.js';
 import { REPLAY_TTL_SECONDS } from './idempotency.js';
 
@@ -47,8 +48,13 @@ export function buildAdcpServer(
   caller: ToolCaller,
   stateStore: InMemoryStateStore,
 ): AdcpServer {
-  const poll = (tool: string) => async (args: Args) => core.getTask(args, tool);
-  const list = async (args: Args) => core.listTasks(args);
+  // Every custom tool call is logged first, so tests can prove what reached the seller.
+  const logged = (tool: string, handler: (args: Args) => ToolResult | Promise<ToolResult>) => async (args: Args): Promise<ToolResult> => {
+    core.stats.call(tool, args);
+    return handler(args);
+  };
+  const poll = (tool: string) => logged(tool, (args) => core.getTask(args, tool));
+  const list = logged('list_tasks', (args) => core.listTasks(args));
   const pollConfig = (tool: string) => ({
     description:
       'Poll an async task: {task_id, include_result? (default true), include_history?} → ' +
@@ -71,7 +77,8 @@ export function buildAdcpServer(
     instructions:
       'Sandbox seller for testing buyers. get_products lists products whose id selects how create_media_buy ' +
       'behaves (instant, submitted, working, input-required, rejected, failed, auth-required, flaky). ' +
-      'Answer input-required/auth-required tasks with sandbox_respond.',
+      'Answer input-required/auth-required tasks with sandbox_respond. Buys for governed accounts (account_id gov_…) ' +
+      'need plan_id and a governance_context from the sandbox governance agent, else PERMISSION_DENIED.',
     // Replies are checked against the bundled AdCP schemas in every
     // environment, so a drift in our products shows up in tests.
     validation: { requests: 'off', responses: 'strict' },
@@ -96,9 +103,10 @@ export function buildAdcpServer(
       create_media_buy: {
         description:
           'Create a media buy. Behaviour is chosen by packages[0].product_id (see get_products). ' +
-          'Requires idempotency_key, account, brand, start_time, end_time, packages[].',
+          'Requires idempotency_key, account, brand, start_time, end_time, packages[]. Accounts whose account_id ' +
+          'starts with gov_ are governed: also plan_id and the governance_context of an approved check_governance.',
         inputSchema: openInput,
-        handler: async (args: Args) => core.createMediaBuy(args, caller.principal),
+        handler: logged('create_media_buy', (args) => core.createMediaBuy(args, caller.principal)),
       },
       update_media_buy: {
         description: 'Update a media buy this seller created. The sandbox supports cancellation only: {idempotency_key, account, media_buy_id, canceled: true, cancellation_reason?}.',
@@ -109,7 +117,7 @@ export function buildAdcpServer(
         description: 'Media buys this seller created, filtered by account and media_buy_ids.',
         inputSchema: openInput,
         annotations: { readOnlyHint: true },
-        handler: async (args: Args) => core.getMediaBuys(args),
+        handler: logged('get_media_buys', (args) => core.getMediaBuys(args)),
       },
       'tasks/get': pollConfig('tasks/get'),
       tasks_get: pollConfig('tasks_get'),
@@ -121,7 +129,7 @@ export function buildAdcpServer(
           'Sandbox-only continuation for a task in input-required or auth-required: ' +
           '{task_id, approve, message?, then?}. approve:true → completed (or via submitted/working), false → rejected.',
         inputSchema: openInput,
-        handler: async (args: Args) => core.respond(args),
+        handler: logged('sandbox_respond', (args) => core.respond(args)),
       },
     },
   }));
@@ -134,7 +142,7 @@ export function buildAdcpServer(
  * that warning would flood the log. Construction is synchronous, so filtering
  * console.warn for its duration touches nothing else; other warnings pass.
  */
-function withoutSlashNameWarnings<T>(build: () => T): T {
+export function withoutSlashNameWarnings<T>(build: () => T): T {
   const warn = console.warn;
   let inBlock = false;
   console.warn = (...args: unknown[]) => {

@@ -136,8 +136,9 @@ export function buildMediaBuy(args: Record<string, unknown>): Record<string, unk
 }
 
 export const INPUT_REQUIRED_MESSAGE =
-  'Sandbox seller needs the insertion order approved. Answer with the custom tool ' +
-  'sandbox_respond {task_id, approve: true|false, message?}.';
+  'Sandbox seller needs the insertion order approved. Over A2A, answer on this task (a message on its ' +
+  'taskId and contextId with the full create_media_buy input); out of band (the only way over MCP), ' +
+  'with the custom tool sandbox_respond {task_id, approve: true|false, message?}.';
 
 export const AUTH_REQUIRED_MESSAGE =
   'Sandbox seller needs fresh credentials for this buy. Answer with the custom tool ' +

@@ -10,36 +10,39 @@ import {
   checkCreateRequest,
   INPUT_REQUIRED_MESSAGE,
 } from './behaviours.js';
+import type { GovernanceGate } from './governance-gate.js';
 import { IDEMPOTENCY_KEY_PATTERN, IdempotencyLedger } from './idempotency.js';
 import { MediaBuyBook } from './media-buy-book.js';
 import { updateMediaBuy } from './update-media-buy.js';
 import type { DeliveryContent, Notifier } from './notifications.js';
 import { findSandboxProduct, type SandboxBehaviour } from './products.js';
 import type { StatsRecorder } from './stats.js';
+import { getTaskReply, listTasksReply, taskView } from './task-views.js';
 import {
-  InvalidCursorError,
   isTerminalStatus,
-  TASK_STATUSES,
   TaskRegistry,
   type PushNotificationConfig,
   type SandboxTask,
-  type SortDirection,
-  type SortField,
   type TaskError,
-  type TaskQuery,
   type TaskStatus,
 } from './tasks.js';
 import { errorResult, isPlainObject, ok, type ToolResult } from './wire.js';
+import { currentBearer } from './request-span.js';
 
 export interface CoreOptions {
   submittedDelayMs: number;
   workingDelayMs: number;
   /** How many calls per idempotency_key the flaky products fail before succeeding. */
   flakyFailures: number;
+  /**
+   * sandbox_auth_required stops asking for credentials once a call carries this
+   * bearer token (the buyer's credentials were refreshed). Unset: it always asks.
+   */
+  freshToken?: string;
 }
 
 /** What the HTTP layer should do to a create_media_buy call before MCP sees it. */
-export type HttpFault = 'fail-500' | 'lost-reply' | null;
+export type HttpFault = 'fail-500' | 'lost-reply' | 'hold-reply' | null;
 
 export interface BehindBackTask {
   status?: TaskStatus;
@@ -53,7 +56,6 @@ export interface BehindBackTask {
 }
 
 const TASK_TYPE = 'create_media_buy';
-const SORT_FIELDS: readonly SortField[] = ['created_at', 'updated_at', 'status', 'task_type', 'protocol'];
 
 export class SellerCore {
   readonly tasks = new TaskRegistry();
@@ -66,6 +68,7 @@ export class SellerCore {
     private readonly opts: CoreOptions,
     private readonly notifier: Notifier,
     readonly stats: StatsRecorder,
+    private readonly gate?: GovernanceGate,
   ) {
     // Every change after the initial reply is a webhook-worthy event.
     this.tasks.onTransition(({ task, to }) => this.notifier.notify(task, deliveryFor(task, to)));
@@ -95,9 +98,15 @@ export class SellerCore {
       });
     }
 
-    const { outcome, result } = await this.ledger.run(principal, key, args, async () =>
-      this.execute(accepted.product.behaviour, args, key, accepted.push),
-    );
+    const { outcome, result } = await this.ledger.run(principal, key, args, async () => {
+      // A governed account's buy needs a valid governance_context; checked
+      // only when the buy would execute, so a replay of a booked buy stays a replay.
+      const admission = await this.gate?.admit(args);
+      if (admission && 'refusal' in admission) return admission.refusal;
+      const executed = await this.execute(accepted.product.behaviour, args, key, accepted.push);
+      if (admission && !executed.isError) admission.consume();
+      return executed;
+    });
     if (outcome === 'replay') this.stats.replay(key);
     return result;
   }
@@ -109,6 +118,8 @@ export class SellerCore {
     key: string,
     push: PushNotificationConfig | undefined,
   ): Promise<ToolResult> {
+    // Fresh credentials answer what sandbox_auth_required would otherwise ask for.
+    if (behaviour === 'auth_required' && this.credentialIsFresh()) behaviour = 'instant';
     const echo = args.context !== undefined ? { context: args.context } : {};
     const newTask = (status: TaskStatus, message?: string): SandboxTask =>
       this.tasks.create({
@@ -125,7 +136,8 @@ export class SellerCore {
       case 'instant':
       case 'flaky_429':
       case 'flaky_500':
-      case 'lost_reply': {
+      case 'lost_reply':
+      case 'held_reply': {
         const mediaBuy = buildMediaBuy(args);
         this.stats.mediaBuyCreated(key);
         this.book.record(args, mediaBuy);
@@ -165,6 +177,16 @@ export class SellerCore {
     }
   }
 
+  /** Whether the request being served carries the refreshed credential (see CoreOptions.freshToken). */
+  credentialIsFresh(): boolean {
+    return this.opts.freshToken !== undefined && currentBearer() === this.opts.freshToken;
+  }
+
+  /** Whether an auth-required task waits for a particular refreshed credential. */
+  requiresFreshCredential(): boolean {
+    return this.opts.freshToken !== undefined;
+  }
+
   /** `update_media_buy`: only cancellation (src/sandbox/update-media-buy.ts). */
   updateMediaBuy(args: Record<string, unknown>, principal: string): Promise<ToolResult> {
     return updateMediaBuy(this.book, this.ledger, args, principal);
@@ -200,7 +222,8 @@ export class SellerCore {
    * Decided at the HTTP layer, because these faults are about the transport:
    * `fail-500` answers 500 before anything runs; `lost-reply` runs the call
    * and then answers 500, an ambiguous send the buyer must resolve by
-   * retrying with the same key.
+   * retrying with the same key; `hold-reply` runs the call and keeps its reply
+   * back until released, a send in flight for as long as a test needs.
    */
   httpFaultFor(args: Record<string, unknown>): HttpFault {
     const key = args.idempotency_key;
@@ -212,11 +235,11 @@ export class SellerCore {
       this.stats.createCall(key);
       return 'fail-500';
     }
-    if (behaviour === 'lost_reply') {
+    if (behaviour === 'lost_reply' || behaviour === 'held_reply') {
       const served = this.faultsServed.get(key) ?? 0;
       if (served >= 1) return null;
       this.faultsServed.set(key, 1);
-      return 'lost-reply';
+      return behaviour === 'lost_reply' ? 'lost-reply' : 'hold-reply';
     }
     return null;
   }
@@ -224,67 +247,11 @@ export class SellerCore {
   // ─── tasks/get, list_tasks ───────────────────────────────────────────
 
   getTask(args: Record<string, unknown>, tool: string): ToolResult {
-    const echo = args.context !== undefined ? { context: args.context } : {};
-    const taskId = args.task_id;
-    if (typeof taskId !== 'string' || taskId.length === 0) {
-      return errorResult('INVALID_REQUEST', 'task_id is required', { field: 'task_id', extra: echo });
-    }
-    this.stats.poll(taskId, tool);
-    const task = this.tasks.get(taskId);
-    if (!task) return errorResult('REFERENCE_NOT_FOUND', 'no such task', { field: 'task_id', extra: echo });
-    return ok({
-      ...taskView(task, {
-        // 3.0 has no include_result; we return the result unless asked not to,
-        // so a 3.0-style poll still learns the media_buy_id.
-        includeResult: args.include_result !== false,
-        includeHistory: args.include_history === true,
-      }),
-      ...echo,
-    });
+    return getTaskReply(this.tasks, args, (taskId) => this.stats.poll(taskId, tool));
   }
 
   listTasks(args: Record<string, unknown>): ToolResult {
-    const echo = args.context !== undefined ? { context: args.context } : {};
-    const parsed = parseListArgs(args);
-    if (typeof parsed === 'string') return errorResult('INVALID_REQUEST', parsed, { extra: echo });
-    let page;
-    try {
-      page = this.tasks.query(parsed.query);
-    } catch (err) {
-      if (err instanceof InvalidCursorError) {
-        return errorResult('INVALID_REQUEST', err.message, { field: 'pagination.cursor', extra: echo });
-      }
-      throw err;
-    }
-    const statusBreakdown: Record<string, number> = {};
-    for (const t of page.tasks) statusBreakdown[t.status] = (statusBreakdown[t.status] ?? 0) + 1;
-    return ok({
-      query_summary: {
-        total_matching: page.totalMatching,
-        returned: page.tasks.length,
-        domain_breakdown: { 'media-buy': page.tasks.length },
-        status_breakdown: statusBreakdown,
-        filters_applied: parsed.filtersApplied,
-        sort_applied: parsed.query.sort,
-      },
-      tasks: page.tasks.map((t) => ({
-        task_id: t.task_id,
-        task_type: t.task_type,
-        domain: t.domain,
-        status: t.status,
-        created_at: t.created_at,
-        updated_at: t.updated_at,
-        ...(t.completed_at && { completed_at: t.completed_at }),
-        has_webhook: t.push !== undefined,
-        ...(args.include_history === true && { history: historyView(t) }),
-      })),
-      pagination: {
-        has_more: page.hasMore,
-        ...(page.cursor && { cursor: page.cursor }),
-        total_count: page.totalMatching,
-      },
-      ...echo,
-    });
+    return listTasksReply(this.tasks, args);
   }
 
   // ─── sandbox_respond: answering input-required / auth-required ───────
@@ -383,93 +350,4 @@ function deliveryFor(task: SandboxTask, status: TaskStatus): DeliveryContent {
     ...(task.message !== undefined && { message: task.message }),
     ...(result !== undefined && { result }),
   };
-}
-
-function taskView(
-  task: SandboxTask,
-  o: { includeResult: boolean; includeHistory: boolean },
-): Record<string, unknown> {
-  return {
-    task_id: task.task_id,
-    task_type: task.task_type,
-    protocol: task.domain,
-    status: task.status,
-    created_at: task.created_at,
-    updated_at: task.updated_at,
-    ...(task.completed_at && { completed_at: task.completed_at }),
-    has_webhook: task.push !== undefined,
-    ...(task.message !== undefined && { message: task.message }),
-    ...(task.error && { error: task.error }),
-    ...(o.includeResult && task.result && { result: task.result }),
-    ...(o.includeHistory && { history: historyView(task) }),
-  };
-}
-
-function historyView(task: SandboxTask): Array<Record<string, unknown>> {
-  return task.history.map((h) => ({
-    timestamp: h.at,
-    type: 'response',
-    data: { status: h.status, ...(h.message !== undefined && { message: h.message }) },
-  }));
-}
-
-/** Validates the tasks/list request; a string is the problem to report. */
-function parseListArgs(args: Record<string, unknown>): { query: TaskQuery; filtersApplied: string[] } | string {
-  const filters = args.filters === undefined ? {} : args.filters;
-  if (!isPlainObject(filters)) return 'filters must be an object';
-  const filtersApplied = Object.keys(filters).filter((k) => filters[k] !== undefined);
-
-  const statuses = [
-    ...(filters.status !== undefined ? [filters.status] : []),
-    ...(Array.isArray(filters.statuses) ? filters.statuses : []),
-  ];
-  for (const s of statuses) {
-    if (!TASK_STATUSES.includes(s as TaskStatus)) return `unknown task status ${JSON.stringify(s)}`;
-  }
-  const list = (one: unknown, many: unknown): string[] | undefined => {
-    const all = [...(one !== undefined ? [one] : []), ...(Array.isArray(many) ? many : [])];
-    return all.length > 0 ? all.map(String) : undefined;
-  };
-  const time = (v: unknown): string | undefined => {
-    if (v === undefined) return undefined;
-    const ms = Date.parse(String(v));
-    return Number.isNaN(ms) ? 'invalid' : new Date(ms).toISOString();
-  };
-  const times = {
-    createdAfter: time(filters.created_after),
-    createdBefore: time(filters.created_before),
-    updatedAfter: time(filters.updated_after),
-    updatedBefore: time(filters.updated_before),
-  };
-  if (Object.values(times).includes('invalid')) return 'date filters must be ISO 8601 date-times';
-
-  const sort = isPlainObject(args.sort) ? args.sort : {};
-  const field = (sort.field ?? 'created_at') as SortField;
-  const direction = (sort.direction ?? 'desc') as SortDirection;
-  if (!SORT_FIELDS.includes(field)) return `sort.field must be one of ${SORT_FIELDS.join(', ')}`;
-  if (direction !== 'asc' && direction !== 'desc') return 'sort.direction must be asc or desc';
-
-  const pagination = isPlainObject(args.pagination) ? args.pagination : {};
-  const maxResults = pagination.max_results ?? 50;
-  if (typeof maxResults !== 'number' || !Number.isInteger(maxResults) || maxResults < 1 || maxResults > 100) {
-    return 'pagination.max_results must be an integer from 1 to 100';
-  }
-  const cursor = pagination.cursor;
-  if (cursor !== undefined && typeof cursor !== 'string') return 'pagination.cursor must be a string';
-
-  const query: TaskQuery = {
-    sort: { field, direction },
-    maxResults,
-    ...(cursor !== undefined && { cursor }),
-    ...(statuses.length > 0 && { statuses: statuses as TaskStatus[] }),
-  };
-  const taskTypes = list(filters.task_type, filters.task_types);
-  if (taskTypes) query.taskTypes = taskTypes;
-  const protocols = list(filters.protocol, filters.protocols);
-  if (protocols) query.protocols = protocols;
-  if (Array.isArray(filters.task_ids)) query.taskIds = filters.task_ids.map(String);
-  if (typeof filters.context_contains === 'string') query.contextContains = filters.context_contains;
-  if (typeof filters.has_webhook === 'boolean') query.hasWebhook = filters.has_webhook;
-  for (const [k, v] of Object.entries(times)) if (v !== undefined) (query as unknown as Record<string, string>)[k] = v;
-  return { query, filtersApplied };
 }

@@ -16,7 +16,8 @@ export type SandboxBehaviour =
   | 'auth_required'
   | 'flaky_429'
   | 'flaky_500'
-  | 'lost_reply';
+  | 'lost_reply'
+  | 'held_reply';
 
 export interface SandboxProduct {
   product_id: string;
@@ -50,7 +51,9 @@ export const SANDBOX_PRODUCTS = [
     behaviour: 'input_required',
     name: 'Sandbox: input required',
     description:
-      'Replies {status:"input-required", task_id, message}; stays so until the buyer calls the custom tool ' +
+      'Replies {status:"input-required", task_id, message}; stays so until answered. Over A2A the A2A task stays ' +
+      'open: a message on its taskId + contextId with the full valid input completes it (or, with ' +
+      'ext.sandbox.then:"submitted", moves it to submitted). Out of band, over MCP or A2A: the custom tool ' +
       'sandbox_respond {task_id, approve, message?}: approve → completed, reject → rejected.',
   },
   {
@@ -93,6 +96,15 @@ export const SANDBOX_PRODUCTS = [
     description:
       'The first MCP call per idempotency_key creates the media buy but answers HTTP 500 (an ambiguous send); ' +
       'a retry with the same key and bytes replays the original result.',
+  },
+  {
+    product_id: 'sandbox_held_reply',
+    behaviour: 'held_reply',
+    name: 'Sandbox: held reply',
+    description:
+      'The first MCP call per idempotency_key creates the media buy and holds its reply until the seller is told to ' +
+      'release it (or the caller goes away): a send that is in flight for as long as a test needs; ' +
+      'a retry with the same key and bytes replays the original result at once.',
   },
 ] as const satisfies readonly SandboxProduct[];
 

@@ -12,6 +12,8 @@
  *   --auth-token T           SANDBOX_SELLER_AUTH_TOKEN        (require Bearer T)
  *   --flaky-failures N       SANDBOX_SELLER_FLAKY_FAILURES    (default 2)
  *   --no-a2a                 SANDBOX_SELLER_A2A=0
+ *   --governance-url U       SANDBOX_SELLER_GOVERNANCE_URL   (trust this governance agent for gov_… accounts;
+ *                                                             its JWKS at <origin of U>/.well-known/jwks.json)
  *
  * The first line of standard output is a JSON object
  * {"url", "a2aUrl", "origin", "jwksUrl", "pid"} so a parent process can read
@@ -40,6 +42,7 @@ async function main(): Promise<void> {
       'auth-token': { type: 'string' },
       'flaky-failures': { type: 'string' },
       'no-a2a': { type: 'boolean' },
+      'governance-url': { type: 'string' },
     },
   });
   const env = process.env;
@@ -57,6 +60,10 @@ async function main(): Promise<void> {
   const flaky = intOption('flaky-failures', values['flaky-failures'] ?? env.SANDBOX_SELLER_FLAKY_FAILURES);
   if (flaky !== undefined) opts.flakyFailures = flaky;
   if (values['no-a2a'] || env.SANDBOX_SELLER_A2A === '0') opts.a2a = false;
+  const governanceUrl = values['governance-url'] ?? env.SANDBOX_SELLER_GOVERNANCE_URL;
+  if (governanceUrl) {
+    opts.governance = { agentUrl: governanceUrl, jwksUrl: new URL('/.well-known/jwks.json', governanceUrl).toString() };
+  }
 
   const seller = await startSandboxSeller(opts);
   process.stdout.write(

@@ -15,9 +15,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { timingSafeEqual } from 'node:crypto';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { AdcpServer } from '@adcp/sdk/server';
 import { createA2AHandler, type NodeHandler } from './a2a.js';
+import { GovernanceGate, type SellerGovernanceOptions } from './governance-gate.js';
+import { McpEndpoint, readJsonRpc, sendJson } from './http.js';
 import { buildAdcpServer, newUnusedStateStore, type ToolCaller } from './adcp-server.js';
 import { SellerCore, type BehindBackTask } from './core.js';
 import type { BookedMediaBuy } from './media-buy-book.js';
@@ -25,17 +25,21 @@ import { Notifier, type DeliveryContent } from './notifications.js';
 import { mintWebhookSigningIdentity, type PublicJwks } from './signing-key.js';
 import { StatsRecorder, type SellerStats } from './stats.js';
 import { runInRequestSpan } from './request-span.js';
+import { HeldReplies } from './held-replies.js';
 import type { SandboxTask, TaskError, TaskStatus } from './tasks.js';
 import { createSdkWebhookSender, type WebhookRetryPolicy, type WebhookSender } from './webhook-sender.js';
 import { isPlainObject } from './wire.js';
 
 export { SANDBOX_PRODUCTS, SANDBOX_PRODUCT_IDS, SANDBOX_PRICING_OPTION_ID } from './products.js';
 export type { SandboxProductId } from './products.js';
-export type { SellerStats, PollRecord, WebhookRecord } from './stats.js';
+export type { SellerStats, PollRecord, WebhookRecord, CreateRequestRecord, CallRecord, ContinuationRecord } from './stats.js';
+export type { BookedMediaBuy } from './media-buy-book.js';
 export type { WebhookSender, WebhookDelivery, WebhookDeliveryResult } from './webhook-sender.js';
 export type { BehindBackTask } from './core.js';
 export type { DeliveryContent } from './notifications.js';
 export type { PublicJwks } from './signing-key.js';
+export type { SellerGovernanceOptions, GovernanceRefusal } from './governance-gate.js';
+export { GOVERNED_ACCOUNT_PREFIX } from './governance-gate.js';
 
 export interface SandboxSellerOptions {
   /** 0 (default) picks a free port. */
@@ -60,6 +64,22 @@ export interface SandboxSellerOptions {
   flakyFailures?: number;
   /** Serve A2A as well. Default true. */
   a2a?: boolean;
+  /**
+   * Sees the raw body of every MCP POST before it is handled, so a test can compare
+   * the exact bytes a buyer sent. A promise holds the request until it settles (a
+   * test stages a buyer crash mid-call); 'drop' then closes the connection unanswered.
+   */
+  onMcpRequest?: (rawBody: string) => void | 'drop' | Promise<void | 'drop'>;
+  /**
+   * sandbox_auth_required stops asking once a call (or an A2A answer) carries
+   * `Authorization: Bearer <freshToken>`: the buyer refreshed its credentials.
+   */
+  freshToken?: string;
+  /**
+   * The governance agent whose tokens this seller accepts. Buys for governed
+   * accounts (account_id `gov_…`) need its governance_context (governance-gate.ts).
+   */
+  governance?: SellerGovernanceOptions;
 }
 
 export interface SandboxSeller {
@@ -94,10 +114,11 @@ export interface SandboxSeller {
   sendWebhook(taskId: string, content: DeliveryContent): void;
   /** Resolves when no webhook delivery (including retries) is in flight. */
   webhooksSettled(): Promise<void>;
+  /** sandbox_held_reply calls whose reply is being held now. */
+  heldReplies(): number;
+  /** Ends every held reply: sent as the real reply (default) or as an HTTP 500. Returns how many. */
+  releaseHeldReplies(as?: 'reply' | 'error'): number;
 }
-
-const MAX_BODY_BYTES = 1_000_000;
-const MAX_IDLE_SERVERS = 32;
 
 export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promise<SandboxSeller> {
   const host = opts.host ?? '127.0.0.1';
@@ -112,14 +133,20 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
       ...(opts.duplicateWebhooks !== undefined && { duplicateWebhooks: opts.duplicateWebhooks }),
     },
   );
+  let origin = '';
+  let mcpUrl = '';
+  let a2aUrl: string | undefined;
+  const gate = new GovernanceGate(opts.governance, () => [mcpUrl, ...(a2aUrl ? [a2aUrl] : [])]);
   const core = new SellerCore(
     {
       submittedDelayMs: opts.submittedDelayMs ?? 3000,
       workingDelayMs: opts.workingDelayMs ?? 1500,
       flakyFailures: opts.flakyFailures ?? 2,
+      ...(opts.freshToken !== undefined && { freshToken: opts.freshToken }),
     },
     notifier,
     stats,
+    gate,
   );
 
   // One credential, one idempotency scope. The sandbox is single-tenant.
@@ -135,13 +162,12 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
     return a.length === b.length && timingSafeEqual(a, b);
   };
 
-  const idleServers: AdcpServer[] = [];
+  const held = new HeldReplies();
+  const mcp = new McpEndpoint(() => buildAdcpServer(core, mcpUrl, caller, stateStore));
   let a2aHandler: NodeHandler | undefined;
-  let origin = '';
-  let mcpUrl = '';
 
   const server: Server = createServer((req, res) => {
-    runInRequestSpan(res, () => route(req, res)).catch((err: unknown) => {
+    runInRequestSpan(res, () => route(req, res), bearerOf(req)).catch((err: unknown) => {
       if (!res.headersSent) sendJson(res, 500, { error: 'internal error', detail: String(err) });
       else res.end();
     });
@@ -168,43 +194,33 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
   }
 
   async function handleMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    let parsed: unknown;
-    if (req.method === 'POST') {
-      const raw = await readBody(req);
-      if (raw === undefined) return sendJson(res, 413, { error: 'body too large' });
-      try {
-        parsed = JSON.parse(raw);
-      } catch {
-        return sendJson(res, 400, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
+    const body = await readJsonRpc(req, res);
+    if (!body) return;
+    const { parsed, raw } = body;
+    if (raw !== undefined && opts.onMcpRequest && (await opts.onMcpRequest(raw)) === 'drop') {
+      res.destroy();
+      return;
+    }
+    const args = createMediaBuyArgs(parsed);
+    if (args && raw !== undefined) {
+      const fault = core.httpFaultFor(args);
+      if (typeof args.idempotency_key === 'string') stats.createRequest(args.idempotency_key, raw, args, fault === 'hold-reply');
+      if (fault === 'fail-500') return sendJson(res, 500, { error: 'sandbox: injected server error' });
+      if (fault === 'hold-reply') {
+        // The buy happens now; the caller waits until a test releases the reply.
+        const result = await core.createMediaBuy(args, caller.principal);
+        const how = await held.hold(res);
+        if (how === 'gone') return;
+        if (how === 'error') return sendJson(res, 500, { error: 'sandbox: held reply released as an error' });
+        return sendJson(res, 200, { jsonrpc: '2.0', id: (parsed as { id?: unknown }).id ?? null, result });
       }
-      const args = createMediaBuyArgs(parsed);
-      if (args) {
-        const fault = core.httpFaultFor(args);
-        if (fault === 'fail-500') return sendJson(res, 500, { error: 'sandbox: injected server error' });
-        if (fault === 'lost-reply') {
-          // The buy really happens; only the reply is lost.
-          await core.createMediaBuy(args, caller.principal);
-          return sendJson(res, 500, { error: 'sandbox: reply lost after execution' });
-        }
+      if (fault === 'lost-reply') {
+        // The buy really happens; only the reply is lost.
+        await core.createMediaBuy(args, caller.principal);
+        return sendJson(res, 500, { error: 'sandbox: reply lost after execution' });
       }
     }
-    // Stateless MCP: one transport per request, on an AdcpServer that serves
-    // one request at a time. All state lives in `core`, so servers are
-    // interchangeable; we pool idle ones because building one (tool
-    // registration, a fresh Ajv) was a fifth of the CPU per poll.
-    const adcp = idleServers.pop() ?? buildAdcpServer(core, mcpUrl, caller, stateStore);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on('close', () => {
-      // close() detaches the transport; the server's tools stay registered.
-      adcp.close().then(
-        () => {
-          if (idleServers.length < MAX_IDLE_SERVERS) idleServers.push(adcp);
-        },
-        () => undefined,
-      );
-    });
-    await adcp.connect(transport);
-    await transport.handleRequest(req, res, parsed);
+    await mcp.handle(req, res, parsed);
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -217,8 +233,12 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
   const { port } = server.address() as AddressInfo;
   origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   mcpUrl = `${origin}/mcp`;
-  const a2aUrl = opts.a2a === false ? undefined : `${origin}/a2a`;
-  if (a2aUrl) a2aHandler = await createA2AHandler(buildAdcpServer(core, mcpUrl, caller, stateStore), a2aUrl);
+  a2aUrl = opts.a2a === false ? undefined : `${origin}/a2a`;
+  if (a2aUrl) {
+    a2aHandler = await createA2AHandler(buildAdcpServer(core, mcpUrl, caller, stateStore), core, a2aUrl, {
+      submittedDelayMs: opts.submittedDelayMs ?? 3000,
+    });
+  }
 
   let closed: Promise<void> | undefined;
   return {
@@ -237,7 +257,7 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
       })();
       return closed;
     },
-    stats: () => core.stats.snapshot({ tasks: core.tasks.size, jwks: identity.jwks }),
+    stats: () => core.stats.snapshot({ tasks: core.tasks.size, jwks: identity.jwks, governanceRefusals: structuredClone(gate.refusals) }),
     mediaBuys: () => core.getMediaBuys({}).structuredContent.media_buys as BookedMediaBuy[],
     getTask: (taskId) => {
       const t = core.tasks.get(taskId);
@@ -248,6 +268,8 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
     createTaskBehindBuyersBack: (o) => core.createTaskBehindBuyersBack(o),
     sendWebhook: (taskId, content) => core.sendWebhook(taskId, content),
     webhooksSettled: () => notifier.drain(),
+    heldReplies: () => held.size,
+    releaseHeldReplies: (as = 'reply') => held.release(as),
   };
 }
 
@@ -258,21 +280,9 @@ function createMediaBuyArgs(msg: unknown): Record<string, unknown> | undefined {
   return msg.params.arguments;
 }
 
-async function readBody(req: IncomingMessage): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) return undefined;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
+function bearerOf(req: IncomingMessage): string | undefined {
+  const m = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '');
+  return m ? m[1]!.trim() : undefined;
 }
 
 function unauthorized(res: ServerResponse): void {

@@ -3,6 +3,7 @@
  * often each idempotency key was called and executed, how often each task was
  * polled (with times), and every webhook delivery attempt.
  */
+import type { GovernanceRefusal } from './governance-gate.js';
 import { currentRequestSpan } from './request-span.js';
 
 export interface PollRecord {
@@ -12,6 +13,21 @@ export interface PollRecord {
   /** When the HTTP request carrying the poll arrived (epoch ms). */
   started_at: number;
   /** When its reply was sent in full or abandoned (epoch ms); absent while still in flight. */
+  ended_at?: number;
+}
+
+/** One create_media_buy request over MCP, as it reached the seller. */
+export interface CreateRequestRecord {
+  idempotency_key: string;
+  /** The HTTP request body exactly as received. */
+  body: string;
+  /** Its `params.arguments`, serialized again in the order sent. */
+  arguments: string;
+  /** Whether its reply was held (sandbox_held_reply). */
+  held: boolean;
+  /** When the HTTP request arrived (epoch ms). */
+  started_at: number;
+  /** When its reply was sent in full or the caller went away (epoch ms); absent while in flight. */
   ended_at?: number;
 }
 
@@ -31,6 +47,25 @@ export interface WebhookRecord {
   at: string;
 }
 
+/** One AdCP tool call the seller answered (over MCP or A2A), in arrival order. */
+export interface CallRecord {
+  tool: string;
+  at: string;
+  idempotency_key?: string;
+  task_id?: string;
+}
+
+/** One follow-up message on an open A2A task (an answer to input-required / auth-required). */
+export interface ContinuationRecord {
+  a2a_task_id: string;
+  task_id: string;
+  message_id: string;
+  /** completed | submitted | asked_again | duplicate | refused */
+  outcome: string;
+  idempotency_key?: string;
+  at: string;
+}
+
 export interface SellerStats {
   /** Media buys actually created (side effects), over all keys. */
   mediaBuysCreated: number;
@@ -40,9 +75,16 @@ export interface SellerStats {
   replaysByKey: Record<string, number>;
   pollsByTask: Record<string, number>;
   pollLog: PollRecord[];
+  /** Every create_media_buy request over MCP, in arrival order. */
+  createRequests: CreateRequestRecord[];
   webhooks: WebhookRecord[];
+  /** Every AdCP tool call, in order: proof of what did (and did not) reach the seller. */
+  calls: CallRecord[];
+  continuations: ContinuationRecord[];
   tasks: number;
   jwks: { keys: unknown[] };
+  /** create_media_buy calls for governed accounts refused at the governance gate, with the reason. */
+  governanceRefusals: GovernanceRefusal[];
 }
 
 const bump = (m: Record<string, number>, k: string): void => {
@@ -56,7 +98,21 @@ export class StatsRecorder {
   private readonly replaysByKey: Record<string, number> = {};
   private readonly pollsByTask: Record<string, number> = {};
   private readonly pollLog: PollRecord[] = [];
+  private readonly createRequests: CreateRequestRecord[] = [];
   private readonly webhooks: WebhookRecord[] = [];
+  private readonly calls: CallRecord[] = [];
+  private readonly continuations: ContinuationRecord[] = [];
+
+  call(tool: string, args: Record<string, unknown>): void {
+    const record: CallRecord = { tool, at: new Date().toISOString() };
+    if (typeof args.idempotency_key === 'string') record.idempotency_key = args.idempotency_key;
+    if (typeof args.task_id === 'string') record.task_id = args.task_id;
+    this.calls.push(record);
+  }
+
+  continuation(record: Omit<ContinuationRecord, 'at'>): void {
+    this.continuations.push({ ...record, at: new Date().toISOString() });
+  }
 
   createCall(key: string): number {
     bump(this.createCallsByKey, key);
@@ -82,11 +138,20 @@ export class StatsRecorder {
     this.pollLog.push(record);
   }
 
+  /** Records a create_media_buy request with the span of the HTTP request carrying it. */
+  createRequest(key: string, body: string, args: Record<string, unknown>, held: boolean): void {
+    const span = currentRequestSpan();
+    const record: CreateRequestRecord = { idempotency_key: key, body, arguments: JSON.stringify(args), held, started_at: span?.startedAt ?? Date.now() };
+    if (span) span.onEnd.push((at) => (record.ended_at = at));
+    else record.ended_at = record.started_at;
+    this.createRequests.push(record);
+  }
+
   webhook(record: WebhookRecord): void {
     this.webhooks.push(record);
   }
 
-  snapshot(extra: { tasks: number; jwks: { keys: unknown[] } }): SellerStats {
+  snapshot(extra: Pick<SellerStats, 'tasks' | 'jwks' | 'governanceRefusals'>): SellerStats {
     // Copies, so a caller holding a snapshot sees a stable picture.
     return structuredClone({
       mediaBuysCreated: this.mediaBuysCreated,
@@ -95,7 +160,10 @@ export class StatsRecorder {
       replaysByKey: this.replaysByKey,
       pollsByTask: this.pollsByTask,
       pollLog: this.pollLog,
+      createRequests: this.createRequests,
       webhooks: this.webhooks,
+      calls: this.calls,
+      continuations: this.continuations,
       ...extra,
     });
   }

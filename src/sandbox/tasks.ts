@@ -1,7 +1,8 @@
 /**
- * The seller's task registry: the durable-work handles (`task_id`) it hands
- * out for async `create_media_buy` replies, their status history, and the
- * queries `tasks/get` and `list_tasks` answer from.
+ * A sandbox agent's task registry: the durable-work handles (`task_id`) it
+ * hands out for async replies (the seller's `create_media_buy`, the governance
+ * agent's human reviews), their status history, and the queries `tasks/get`
+ * and `list_tasks` answer from.
  *
  * State lives in process memory on purpose: this is the *seller*, and a buyer
  * under test must cope with whatever the seller remembers. Terminal statuses
@@ -46,11 +47,14 @@ export interface TaskHistoryEntry {
   message?: string;
 }
 
+/** The AdCP protocol a registry's tasks belong to (`enums/adcp-protocol.json`). */
+export type TaskDomain = 'media-buy' | 'governance';
+
 export interface SandboxTask {
   task_id: string;
   task_type: string;
   /** tasks/list reports `domain`; tasks/get reports the same value as `protocol`. */
-  domain: 'media-buy';
+  domain: TaskDomain;
   status: TaskStatus;
   created_at: string;
   updated_at: string;
@@ -138,6 +142,9 @@ export class TaskRegistry {
   private nextSeq = 1;
   private lastStamp = 0;
 
+  /** The seller's tasks are `media-buy`; the governance agent's review tasks are `governance`. */
+  constructor(readonly domain: TaskDomain = 'media-buy') {}
+
   /** Called after every status change (not on creation: the buyer got that in the reply). */
   onTransition(listener: (t: TaskTransition) => void): void {
     this.listeners.push(listener);
@@ -148,7 +155,7 @@ export class TaskRegistry {
     const task: SandboxTask = {
       task_id: `task_${randomUUID()}`,
       task_type: init.task_type,
-      domain: 'media-buy',
+      domain: this.domain,
       status: init.status,
       created_at: at,
       updated_at: at,

@@ -59,6 +59,11 @@ export class AgentsRepo {
       .execute();
   }
 
+  /** Replaces the agent's bearer token (already sealed), or removes it with null. */
+  async updateCredentials(id: string, authTokenSealed: string | null): Promise<void> {
+    await this.db.kysely.updateTable('agents').set({ auth_token_enc: authTokenSealed }).where('id', '=', id).execute();
+  }
+
   async list(tenantId: string): Promise<AgentRow[]> {
     return this.db.kysely.selectFrom('agents').selectAll().where('tenant_id', '=', tenantId).orderBy('created_at').orderBy('id').execute();
   }

@@ -9,7 +9,12 @@ import { DeliveriesRepo } from './deliveries-repo.js';
 import { DbNonceReplayStore } from './nonce-repo.js';
 import { JobLeasesRepo } from './job-leases-repo.js';
 import { ReconcileRepo } from './reconcile-repo.js';
+import { InstancesRepo } from './instances-repo.js';
 import { NotificationsRepo, type NotificationsOptions } from './notifications-repo.js';
+import { SubscriptionsRepo } from './subscriptions-repo.js';
+import { SubscriptionDeliveriesRepo } from './subscription-deliveries-repo.js';
+import { SettingsRepo } from './settings-repo.js';
+import { SessionsRepo } from './sessions-repo.js';
 
 export interface Store {
   db: Db;
@@ -21,7 +26,12 @@ export interface Store {
   nonces: DbNonceReplayStore;
   jobLeases: JobLeasesRepo;
   reconcile: ReconcileRepo;
+  instances: InstancesRepo;
   notifications: NotificationsRepo;
+  subscriptions: SubscriptionsRepo;
+  subscriptionDeliveries: SubscriptionDeliveriesRepo;
+  settings: SettingsRepo;
+  sessions: SessionsRepo;
   close(): Promise<void>;
 }
 
@@ -42,7 +52,12 @@ export function storeFor(db: Db, opts: StoreOptions = {}): Store {
     nonces: new DbNonceReplayStore(db),
     jobLeases: new JobLeasesRepo(db),
     reconcile: new ReconcileRepo(db),
+    instances: new InstancesRepo(db),
     notifications,
+    subscriptions: new SubscriptionsRepo(db),
+    subscriptionDeliveries: new SubscriptionDeliveriesRepo(db),
+    settings: new SettingsRepo(db),
+    sessions: new SessionsRepo(db),
     close: () => db.close(),
   };
 }

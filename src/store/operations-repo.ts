@@ -19,7 +19,7 @@ import { CompiledQueries, isPrimitive } from './compiled.js';
 import type { NotificationRow, NotificationsRepo } from './notifications-repo.js';
 
 /** Columns added after the first schema are optional here, so code that builds rows need not know them all. */
-type LaterColumns = 'status_since' | 'reminded_at';
+type LaterColumns = 'status_since' | 'reminded_at' | 'input_request' | 'continuation' | 'answer';
 export type OperationRow = Omit<Selectable<OperationsTable>, LaterColumns> & Partial<Pick<Selectable<OperationsTable>, LaterColumns>>;
 export type OperationPatch = Partial<Omit<OperationRow, 'id' | 'tenant_id' | 'agent_id' | 'created_at'>>;
 
@@ -88,12 +88,15 @@ export class OperationsRepo {
     private readonly notifications: NotificationsRepo,
   ) {}
 
-  async insert(row: OperationRow, event: NewEvent): Promise<Written> {
-    return inWriteTransaction(this.db, async (trx) => {
-      await trx.insertInto('operations').values(row).execute();
-      const events = await this.insertEvents(trx, row, [event]);
-      return { events, notifications: await this.notifications.insertForEvents(trx, row, events) };
-    });
+  async insert(row: OperationRow, events: NewEvent | NewEvent[]): Promise<Written> {
+    return inWriteTransaction(this.db, (trx) => this.insertIn(trx, row, events));
+  }
+
+  /** `insert` inside a write transaction the caller holds (e.g. a child operation and its superseded parent in one commit). */
+  async insertIn(trx: Tx, row: OperationRow, events: NewEvent | NewEvent[]): Promise<Written> {
+    await trx.insertInto('operations').values(row).execute();
+    const written = await this.insertEvents(trx, row, Array.isArray(events) ? events : [events], row.created_at);
+    return { events: written, notifications: await this.notifications.insertForEvents(trx, row, written) };
   }
 
   async get(id: string): Promise<OperationRow | undefined> {
@@ -145,9 +148,10 @@ export class OperationsRepo {
     if (filters.needsInput !== undefined) q = q.where('needs_input', '=', filters.needsInput ? 1 : 0);
     if (filters.stalled !== undefined) q = q.where('stalled', '=', filters.stalled ? 1 : 0);
     if (cursor) {
-      q = q.where((eb) =>
-        eb.or([eb('created_at', '<', cursor.createdAt), eb.and([eb('created_at', '=', cursor.createdAt), eb('id', '<', cursor.id)])]),
-      );
+      // A row-value comparison, which both SQLite and PostgreSQL seek to on the (tenant_id,
+      // created_at, id) index; the equivalent OR of two conditions makes SQLite scan from the
+      // newest row down to the cursor, so deep pages got slower the deeper they were.
+      q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(cursor.createdAt, cursor.id)));
     }
     return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
   }

@@ -80,6 +80,12 @@ export interface OperationsTable {
   updated_at: number;
   completed_at: number | null;
   parent_id: string | null;
+  /** JSON InputRequest (src/domain/input-request.ts) while a person is asked something. */
+  input_request?: string | null;
+  /** JSON {a2a_task_id, a2a_context_id, received_at}: the A2A continuation of the reply that asked. */
+  continuation?: string | null;
+  /** JSON RecordedAnswer, plus the continuation message while it is being sent. */
+  answer?: string | null;
 }
 
 export interface OperationEventsTable {
@@ -136,8 +142,24 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   reconcile_reports: ReconcileReportsTable;
   job_leases: JobLeasesTable;
+  instances: InstancesTable;
   notifications: NotificationsTable;
   reconcile_deferrals: ReconcileDeferralsTable;
+  subscriptions: SubscriptionsTable;
+  subscription_secrets: SubscriptionSecretsTable;
+  subscription_deliveries: SubscriptionDeliveriesTable;
+  subscription_delivery_attempts: SubscriptionDeliveryAttemptsTable;
+  sessions: SessionsTable;
+  tenant_settings: TenantSettingsTable;
+}
+
+/** A tenant's own rules (DESIGN.md §5.1): one JSON document per tenant. */
+export interface TenantSettingsTable {
+  tenant_id: string;
+  settings: string;
+  updated_at: number;
+  /** The key name of who last changed them. */
+  updated_by: string;
 }
 
 export interface ReconcileReportsTable {
@@ -181,4 +203,97 @@ export interface NotificationsTable {
   created_at: number;
   /** The JSON body, exactly as streamed and posted. */
   body: string;
+}
+
+/** Outbound subscriptions (migration 008): see src/store/subscriptions-repo.ts. */
+export interface SubscriptionsTable {
+  id: string;
+  tenant_id: string;
+  /** The target URL, sealed (a Slack webhook URL is a credential). */
+  url_enc: string;
+  /** What listings show: see src/notify/subscription-target.ts. */
+  url_display: string;
+  /** JSON array of notification types, null for all. */
+  events: string | null;
+  format: 'standard' | 'slack';
+  /** Every notification with seq <= this has been fanned out to this subscription. */
+  fanout_seq: number;
+  created_at: number;
+  created_by: string | null;
+  disabled_at: number | null;
+  disabled_reason: string | null;
+  deleted_at: number | null;
+  deleted_by: string | null;
+}
+
+export interface SubscriptionSecretsTable {
+  id: string;
+  subscription_id: string;
+  /** `whsec_…`, sealed with the SecretBox. */
+  secret_enc: string;
+  created_at: number;
+  /** Null while active; a rotated-out secret still signs until then. */
+  expires_at: number | null;
+}
+
+export interface SubscriptionDeliveriesTable {
+  id: string;
+  subscription_id: string;
+  tenant_id: string;
+  notification_id: string;
+  notification_seq: number;
+  type: string;
+  operation_id: string | null;
+  status: 'pending' | 'delivered' | 'failed';
+  attempt_count: Generated<number>;
+  schedule_step: Generated<number>;
+  next_attempt_at: number | null;
+  lease_owner: string | null;
+  lease_until: number | null;
+  lease_epoch: Generated<number>;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+  delivered_at: number | null;
+  redelivered_at: number | null;
+  redelivered_by: string | null;
+}
+
+export interface SubscriptionDeliveryAttemptsTable {
+  delivery_id: string;
+  attempt: number;
+  started_at: number;
+  duration_ms: number;
+  http_status: number | null;
+  error: string | null;
+  outcome: 'delivered' | 'retry' | 'failed' | 'disabled' | 'interrupted';
+  next_attempt_at: number | null;
+  /** The instance that made the attempt. */
+  sent_by: string;
+}
+
+/** A running `serve` process: who it is, where, and when it last said it was alive. */
+export interface InstancesTable {
+  /** The app's instanceId: the owner written into the leases it takes. */
+  id: string;
+  pid: number;
+  hostname: string;
+  url: string | null;
+  /** Epoch ms, database clock. */
+  started_at: number;
+  /** Epoch ms, database clock. */
+  heartbeat_at: number;
+  /** PostgreSQL: the key of the advisory lock it holds while alive; the lock gone means the process is. */
+  lock_key: number | null;
+}
+
+/** A signed-in dashboard browser (src/ui/): acts as its API key until `expires_at`. */
+export interface SessionsTable {
+  /** SHA-256 (hex) of the token in the session cookie; the token is never stored. */
+  token_hash: string;
+  tenant_id: string;
+  key_id: string;
+  created_at: number;
+  expires_at: number;
 }

@@ -333,6 +333,40 @@ describe('sandbox seller: transport faults', () => {
     expect(s.stats().mediaBuysCreated).toBe(1);
   });
 
+  it('sandbox_held_reply executes, holds the reply until released; a retry replays at once; every request is logged', async () => {
+    const s = await seller();
+    const first = await mcp(s.url);
+    const req = buy('sandbox_held_reply');
+    const pending = first('create_media_buy', req);
+    await vi.waitFor(() => expect(s.heldReplies()).toBe(1));
+    expect(s.stats().mediaBuysCreated).toBe(1);
+
+    // Another caller with the same key and bytes is answered at once, with the same buy.
+    const retry = await (await mcp(s.url))('create_media_buy', req);
+    expect(retry.body.replayed).toBe(true);
+    expect(s.heldReplies()).toBe(1);
+
+    expect(s.releaseHeldReplies()).toBe(1);
+    const original = await pending;
+    expect(original.body.media_buy_id).toBe(retry.body.media_buy_id);
+    expect(s.stats().mediaBuysCreated).toBe(1);
+
+    const log = s.stats().createRequests.filter((r) => r.idempotency_key === req.idempotency_key);
+    expect(log.map((r) => r.held)).toEqual([true, false]);
+    expect(log[0]!.arguments).toBe(log[1]!.arguments);
+    expect(JSON.parse(log[0]!.body).params.arguments).toEqual(req);
+    // The held request's span covers the replay's.
+    expect(log[0]!.started_at).toBeLessThanOrEqual(log[1]!.started_at);
+    expect(log[0]!.ended_at!).toBeGreaterThanOrEqual(log[1]!.ended_at!);
+
+    // Released as an error instead: the caller sees an HTTP 500.
+    const again = buy('sandbox_held_reply');
+    const failing = first('create_media_buy', again);
+    await vi.waitFor(() => expect(s.heldReplies()).toBe(1));
+    expect(s.releaseHeldReplies('error')).toBe(1);
+    await expect(failing).rejects.toThrow(/held reply released as an error/);
+  });
+
   it('requires the bearer token when authToken is set', async () => {
     const s = await seller({ authToken: 'sandbox-secret-token-0123456789' });
     await expect(mcp(s.url)).rejects.toThrow();

@@ -4,12 +4,16 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Store } from '../../store/index.js';
 import type { SecretBox } from '../../store/secret-box.js';
-import { requireApiKey, requireRole, tenantOf } from '../auth.js';
+import { actorOf, requireApiKey, requireRole, tenantOf } from '../auth.js';
+import type { AnswerService } from '../../engine/answer-service.js';
 import { ApiError } from '../errors.js';
 import { idempotent } from '../idempotency.js';
 import { presentAgent } from '../present.js';
 
-const httpUrl = z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' });
+// No `user:password@`: a credential there would be stored and shown in clear (tokens go in `auth`, sealed).
+const httpUrl = z
+  .url({ protocol: /^https?$/, message: 'must be an http(s) URL' })
+  .refine((u) => !URL.canParse(u) || (new URL(u).username === '' && new URL(u).password === ''), { message: 'must not carry credentials (user:password@); give a token in auth' });
 
 export const AgentInput = z
   .object({
@@ -32,7 +36,14 @@ export const AgentInput = z
 
 const IdParams = z.object({ id: z.string().min(1).max(100) });
 
-export function agentRoutes(app: FastifyInstance, deps: { store: Store; secrets: SecretBox }): void {
+/** New credentials for an agent; `auth: null` removes them. */
+const AgentPatch = z
+  .object({
+    auth: z.object({ scheme: z.literal('bearer'), token: z.string().min(1).max(4096) }).strict().nullable(),
+  })
+  .strict();
+
+export function agentRoutes(app: FastifyInstance, deps: { store: Store; secrets: SecretBox; answers?: AnswerService }): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const auth = requireApiKey(deps.store);
   const asViewer = [auth, requireRole('viewer')];
@@ -54,6 +65,21 @@ export function agentRoutes(app: FastifyInstance, deps: { store: Store; secrets:
       return { statusCode: 201, body: presentAgent(row) };
     });
   });
+
+  r.patch(
+    '/v1/agents/:id',
+    { schema: { params: IdParams, body: AgentPatch, tags: ['agents'], summary: "Update an agent's credentials; its auth-required operations are retried" }, preHandler: asAdmin },
+    async (req) => {
+      const tenant = tenantOf(req);
+      const agent = await deps.store.agents.getForTenant(tenant.id, req.params.id);
+      if (!agent) throw new ApiError(404, 'agent_not_found', `agent ${req.params.id} not found`);
+      const sealed = req.body.auth ? deps.secrets.seal(req.body.auth.token) : null;
+      await deps.store.agents.updateCredentials(agent.id, sealed);
+      const retried = req.body.auth && deps.answers ? await deps.answers.retryAfterCredentials(tenant.id, agent.id, actorOf(req)) : [];
+      req.log.info({ agent_id: agent.id, actor: actorOf(req), retried: retried.length }, 'agent credentials updated');
+      return { ...presentAgent({ ...agent, auth_token_enc: sealed }), retried_operations: retried };
+    },
+  );
 
   r.get('/v1/agents', { schema: { tags: ['agents'], summary: 'List agents' }, preHandler: asViewer }, async (req) => {
     const rows = await deps.store.agents.list(tenantOf(req).id);

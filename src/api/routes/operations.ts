@@ -4,6 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { OPERATION_STATUSES } from '../../domain/status.js';
 import type { OperationService } from '../../engine/operation-service.js';
+import type { SpendApproval } from '../../engine/spend-approval.js';
 import type { Store } from '../../store/index.js';
 import { actorOf, requireApiKey, requireRole, tenantOf } from '../auth.js';
 import { ApiError } from '../errors.js';
@@ -32,6 +33,8 @@ const MediaBuyInput = z
   .object({
     ...StartFields,
     request: z.record(z.string(), z.unknown()),
+    /** `required`: hold the buy for a person's approval before anything is sent (DESIGN.md §5.1). */
+    approval: z.enum(['required']).optional(),
   })
   .strict();
 
@@ -74,7 +77,7 @@ function refuseGovernance(governance: unknown): void {
   }
 }
 
-export function operationRoutes(app: FastifyInstance, deps: { store: Store; operations: OperationService }): void {
+export function operationRoutes(app: FastifyInstance, deps: { store: Store; operations: OperationService; spendApproval?: SpendApproval }): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const auth = requireApiKey(deps.store);
   const asViewer = [auth, requireRole('viewer')];
@@ -84,13 +87,14 @@ export function operationRoutes(app: FastifyInstance, deps: { store: Store; oper
   const start = (
     req: FastifyRequest,
     reply: FastifyReply,
-    body: { agent_id: string; webhook?: z.infer<typeof WebhookMode>; governance?: unknown },
+    body: { agent_id: string; webhook?: z.infer<typeof WebhookMode>; governance?: unknown; approval?: 'required' },
     task: string,
     params: Record<string, unknown>,
   ) => {
     const tenant = tenantOf(req);
     refuseGovernance(body.governance);
     return idempotent(deps.store, req, reply, tenant.id, async () => {
+      const hold = await deps.spendApproval?.holdFor(tenant.id, task, params, body.approval);
       const row = await deps.operations.createAndStart({
         tenantId: tenant.id,
         agentId: body.agent_id,
@@ -99,6 +103,7 @@ export function operationRoutes(app: FastifyInstance, deps: { store: Store; oper
         webhook: body.webhook,
         clientKey: clientKeyOf(req.headers['idempotency-key']),
         actor: actorOf(req),
+        ...(hold ? { hold } : {}),
       });
       return { statusCode: 202, body: presentOperation(row) };
     });

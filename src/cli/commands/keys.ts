@@ -6,8 +6,7 @@
  */
 import type { Command } from 'commander';
 import { isRole, keyNameProblem, ROLES, type Role } from '../../domain/roles.js';
-import { openStore, type Store } from '../../store/index.js';
-import { KeyNameTakenError } from '../../store/tenants-repo.js';
+import type { Store } from '../../store/index.js';
 import { configOrExit } from '../load-config.js';
 
 /** Bad input on the command line: a clear message and exit code 2, before anything is touched. */
@@ -18,6 +17,8 @@ function usageError(message: string): never {
 
 async function withStore<T>(db: string | undefined, run: (store: Store) => Promise<T>): Promise<T> {
   const config = configOrExit(db ? { ADCP_ORCH_DATABASE_URL: db } : {});
+  // Loaded here, not at the top: the store is slow to load, and the commands that talk to the API do not need it.
+  const { openStore } = await import('../../store/index.js');
   const store = await openStore(config.ADCP_ORCH_DATABASE_URL);
   try {
     return await run(store);
@@ -34,8 +35,9 @@ export function registerKeysCommand(program: Command): void {
     .requiredOption('--tenant <name>', 'tenant name')
     .option('--name <name>', 'who or what uses the key, recorded as the actor of what it does (default key-<prefix>)')
     .option('--role <role>', `${ROLES.join(' < ')}; each role can do what the ones before it can`, 'admin')
+    .option('--json', 'print JSON (with the key in it) instead of the key alone')
     .option('--db <url>', 'database URL')
-    .action(async (opts: { tenant: string; name?: string; role: string; db?: string }) => {
+    .action(async (opts: { tenant: string; name?: string; role: string; json?: boolean; db?: string }) => {
       if (!isRole(opts.role)) usageError(`--role must be one of ${ROLES.join(', ')} (got '${opts.role}')`);
       const role: Role = opts.role;
       const nameProblem = opts.name === undefined ? undefined : keyNameProblem(opts.name);
@@ -46,10 +48,16 @@ export function registerKeysCommand(program: Command): void {
         try {
           created = await store.tenants.addApiKey(tenant.id, { name: opts.name, role });
         } catch (err) {
+          const { KeyNameTakenError } = await import('../../store/tenants-repo.js');
           if (err instanceof KeyNameTakenError) usageError(`tenant "${tenant.name}" already has a key named '${err.keyName}'; choose another --name`);
           throw err;
         }
         process.stderr.write(`API key '${created.info.name}' (${created.info.role}) for tenant "${tenant.name}" (shown once, stored hashed):\n`);
+        if (opts.json) {
+          const { id, name, role: keyRole, prefix, created_at } = created.info;
+          process.stdout.write(`${JSON.stringify({ tenant: tenant.name, id, name, role: keyRole, prefix, created_at: new Date(created_at).toISOString(), key: created.key }, null, 2)}\n`);
+          return;
+        }
         process.stdout.write(`${created.key}\n`);
       });
     });

@@ -1,12 +1,12 @@
 /**
  * `adcp-orchestrator serve [--sandbox] [--port N] [--db URL]`.
- * With --sandbox: embedded SQLite under ./data, a sandbox seller on loopback,
- * registered for a `sandbox` tenant, and a ready-to-paste curl.
+ * With --sandbox: embedded SQLite under ./data, a sandbox seller and a sandbox
+ * governance agent on loopback, registered for a `sandbox` tenant, and a
+ * ready-to-paste curl.
  */
 import type { Command } from 'commander';
-import { createApp, type App } from '../../app.js';
+import type { App } from '../../app.js';
 import type { Config } from '../../config.js';
-import { createLogger } from '../../logger.js';
 import { configOrExit } from '../load-config.js';
 import type { SandboxSetup } from '../sandbox-setup.js';
 
@@ -47,19 +47,25 @@ export function registerServeCommand(program: Command): void {
 }
 
 async function serve(config: Config, sandbox: boolean): Promise<void> {
+  // Loaded only to serve: the whole service takes seconds to load, which the API commands need not wait for.
+  const { createApp } = await import('../../app.js');
+  const { createLogger } = await import('../../logger.js');
   const logger = createLogger(config.LOG_LEVEL, { format: config.LOG_FORMAT });
   let sandboxSetup: SandboxSetup | undefined;
   let app: App | undefined;
-  const shutdown = async (signal: string) => {
+  const shutdown = async (signal: string, exitCode = 0) => {
     logger.info({ signal }, 'shutting down');
     await app?.close().catch((err) => logger.error({ err }, 'close failed'));
     await sandboxSetup?.close().catch(() => undefined);
-    process.exit(0);
+    process.exit(exitCode);
   };
   process.once('SIGINT', () => void shutdown('SIGINT'));
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
 
   app = await createApp({ config, logger });
+  // SQLite: another serve took the file over while we were presumed dead (stopped, hung): two must not serve it.
+  app.instances.onSuperseded(() => void shutdown('superseded', 1));
+  // A refused start (the SQLite file is served by another live process) ends here with its message, exit code 1.
   const baseUrl = await app.listen();
   if (sandbox) {
     // Loaded only when asked for: the sandbox agents pull in the SDK's server side.
@@ -67,6 +73,6 @@ async function serve(config: Config, sandbox: boolean): Promise<void> {
     sandboxSetup = await setUpSandbox(app, config, baseUrl);
     process.stdout.write(sandboxSetup.banner);
   } else {
-    process.stdout.write(`adcp-orchestrator listening on ${baseUrl}\n`);
+    process.stdout.write(`Dashboard: ${baseUrl}/  (sign in with an API key: adcp-orchestrator keys create)\nadcp-orchestrator listening on ${baseUrl}\n`);
   }
 }

@@ -1,0 +1,71 @@
+/**
+ * One line per change of an operation, for `ops watch` and `ops show`: when, which
+ * operation, what kind of change (the notification type it raises, or the event's
+ * kind for bookkeeping such as a resend), the status change, where it came from,
+ * who did it when a person did, and a short detail (a decision, an error code, a
+ * reason, the seller's or a person's message).
+ */
+import { notificationTypeFor } from '../domain/notification-types.js';
+import type { Notification, StreamEvent } from './event-stream.js';
+
+/** Extras a notification carries beside its event (DESIGN.md §5.2). */
+interface Extras {
+  message?: unknown;
+  media_buy_id?: unknown;
+  reminder?: unknown;
+  /** The operation's error, for a failed or rejected one. */
+  error?: unknown;
+}
+
+const MAX_MESSAGE = 100;
+
+export function eventLine(operationId: string, event: StreamEvent, type?: string, extras: Extras = {}): string {
+  const label = type ?? notificationTypeFor({ kind: event.kind, to_status: event.to }) ?? event.kind;
+  const by = event.actor ? ` by ${event.actor}` : '';
+  const detail = shortDetail(event, extras);
+  return `${event.at}  ${operationId}  ${label.padEnd(24)} ${change(event).padEnd(30)} ${event.source}${by}${detail ? `  ${detail}` : ''}\n`;
+}
+
+export function notificationLine(n: Notification): string {
+  const { operation, event, ...extras } = n.data;
+  const failed = n.type === 'operation.failed' || n.type === 'operation.rejected';
+  return eventLine(operation.id, event, n.type, { ...extras, ...(failed ? { error: operation.error } : {}) });
+}
+
+function change(e: StreamEvent): string {
+  if (e.from && e.to && e.from !== e.to) return `${e.from} -> ${e.to}`;
+  if (!e.from && e.to) return `-> ${e.to}`;
+  return e.to ?? e.from ?? '';
+}
+
+function shortDetail(e: StreamEvent, extras: Extras): string {
+  const d = asObject(e.detail);
+  const parts: string[] = [];
+  if (typeof d.decision === 'string') parts.push(d.decision);
+  if (extras.reminder === true) parts.push('reminder');
+  const code = errorCode(d.error) ?? errorCode(extras.error);
+  if (code) parts.push(code);
+  if (typeof d.reason === 'string') parts.push(d.reason);
+  const message = humanText(d.message) ?? humanText(extras.message);
+  if (message) parts.push(JSON.stringify(message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE - 1)}…` : message));
+  if (typeof extras.media_buy_id === 'string') parts.push(`media_buy_id=${extras.media_buy_id}`);
+  if (typeof d.operation_id === 'string') parts.push(`operation ${d.operation_id}`);
+  return parts.join('  ');
+}
+
+/** A message meant for a person; a seller's reply text that is the result as JSON is left to `ops show`. */
+function humanText(v: unknown): string | undefined {
+  if (typeof v !== 'string' || v.trim() === '') return undefined;
+  return /^\s*[[{]/.test(v) ? undefined : v;
+}
+
+/** An AdCP error is `{code, message}`; a seller may send a list of them. */
+function errorCode(error: unknown): string | undefined {
+  const first = Array.isArray(error) ? error[0] : error;
+  const code = asObject(first).code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+function asObject(v: unknown): Record<string, unknown> {
+  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}

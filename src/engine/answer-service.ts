@@ -1,0 +1,330 @@
+/**
+ * A person answers what an operation waits for (POST /v1/operations/:id/input,
+ * DESIGN.md §5.1). Every answer is taken in one locked write that first checks
+ * the operation still waits for that very request and has no answer yet, so two
+ * people answering at once get one winner and one 409 naming the first answer.
+ *
+ * What an answer does, by kind:
+ * - spend_approval: `approve` sends the held buy (the normal send path);
+ *   `reject` ends it `rejected`, with no call to the seller.
+ * - seller_input with a stored A2A continuation: `approve` / `respond` send the
+ *   full input (the original request, with the person's corrections) on that
+ *   continuation, durably (AnswerDelivery).
+ * - seller_input without one (MCP, or a question learnt by poll or webhook):
+ *   `respond` sends the corrected request as a new child operation with a new
+ *   idempotency_key, and the original ends `canceled` (superseded), in one commit.
+ * - `reject` of a seller's question ends it `rejected` locally. AdCP 3.0 offers
+ *   no way to cancel a create_media_buy task that has no media buy yet
+ *   (update_media_buy needs a media_buy_id), so the seller is not told; an
+ *   event says so. Nothing was bought: the seller's task waits until it expires.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { redactedCredentials } from '../domain/credential-fields.js';
+import { checkAnswer, isSameAnswer, mergeParams, type Answer, type RecordedAnswer } from '../domain/input-request.js';
+import { deadlineFor } from '../domain/timing.js';
+import type { OperationRow, Store } from '../store/index.js';
+import type { Tx } from '../store/tx.js';
+import type { MutationPlan, NewEvent, OperationPatch, Written } from '../store/operations-repo.js';
+import type { SecretBox } from '../store/secret-box.js';
+import type { AnswerDelivery } from './answer-delivery.js';
+import type { ChangeBus } from './change-bus.js';
+import type { Clock } from './clock.js';
+import { EngineError, notFound } from './errors.js';
+import { ANSWER_CHECK, parseAnswer, parseContinuation, parseInputRequest, type StoredAnswer } from './input-requests.js';
+import type { Metrics } from './metrics.js';
+import { buildOperation, requestWithoutOurParts, type WebhookMode } from './operation-builder.js';
+import type { OperationService } from './operation-service.js';
+import type { SpendApproval } from './spend-approval.js';
+
+export interface AnswerServiceDeps {
+  store: Store;
+  secrets: SecretBox;
+  bus: ChangeBus;
+  operations: OperationService;
+  delivery: AnswerDelivery;
+  spendApproval: SpendApproval;
+  metrics: Metrics;
+  clock: Clock;
+  log: Logger;
+}
+
+/** Whether this answer was the one taken, and the operation to show. */
+interface Taken {
+  taken: boolean;
+  row: OperationRow;
+}
+
+const SELLER_NOT_TOLD =
+  'AdCP has no call to cancel a pending task (update_media_buy needs a media buy, and none was made), so the seller was not told: ' +
+  "its task stays waiting on its side until it expires; nothing was bought";
+
+export class AnswerService {
+  constructor(private readonly deps: AnswerServiceDeps) {}
+
+  /** Takes a person's answer; returns the operation that now carries the work (the child, when one was made). */
+  async answer(tenantId: string, operationId: string, answer: Answer, actor: string): Promise<OperationRow> {
+    const row = await this.deps.store.operations.getForTenant(tenantId, operationId);
+    if (!row) throw new EngineError('operation_not_found', `operation ${operationId} not found`, 404);
+    const request = parseInputRequest(row);
+    if (row.needs_input !== 1 || !request) return this.alreadyDone(row, answer, actor);
+    const problem = checkAnswer(request, answer);
+    if (problem) throw new EngineError(problem.code, problem.message, problem.status);
+    const recorded: RecordedAnswer = {
+      decision: answer.decision,
+      ...(answer.message !== undefined ? { message: answer.message } : {}),
+      // Kept with any credential in them sealed, like the request they correct (sealed-request.ts).
+      ...(answer.params !== undefined ? { params: this.deps.operations.requests.sealedIn(answer.params) } : {}),
+      actor,
+      at: new Date(this.deps.clock.now()).toISOString(),
+      kind: request.kind,
+    };
+    if (answer.decision === 'reject') return this.reject(row, recorded);
+    switch (request.kind) {
+      case 'spend_approval':
+        return this.approveSpend(row, recorded);
+      case 'seller_input':
+        return parseContinuation(row) ? this.answerOnContinuation(row, recorded) : this.supersede(row, recorded);
+      case 'governance_conditions':
+        throw new EngineError('governance_not_supported', 'governance conditions cannot be applied by this version yet; reject is possible', 501);
+    }
+  }
+
+  /**
+   * The agent's credentials were updated (PATCH /v1/agents/:id): every operation of
+   * it waiting in `auth-required` is retried as the protocol permits. On an open A2A
+   * task, the original input goes again on its continuation with the new credentials.
+   * Without one, a resend under the same idempotency_key could only replay the
+   * seller's auth-required answer (a seller replays the first reply to a key), so the
+   * permitted new attempt is a new operation with a new key, and the original is
+   * superseded: the seller never carried that request out (it was waiting for
+   * credentials), so the new attempt cannot make a second buy.
+   */
+  async retryAfterCredentials(tenantId: string, agentId: string, actor: string): Promise<string[]> {
+    const { store, clock } = this.deps;
+    const waiting = await store.operations.list(tenantId, { agentId, status: 'auth-required', needsInput: true }, 500);
+    const retried: string[] = [];
+    for (const row of waiting) {
+      const recorded: RecordedAnswer = {
+        decision: 'approve',
+        message: "the agent's credentials were updated: retried",
+        actor,
+        at: new Date(clock.now()).toISOString(),
+        kind: 'seller_input',
+      };
+      try {
+        const carried = parseContinuation(row) ? await this.answerOnContinuation(row, recorded, false) : await this.supersede(row, recorded, false);
+        retried.push(carried.id);
+      } catch (err) {
+        // Answered meanwhile by someone else: nothing to retry for this one.
+        if (!(err instanceof EngineError && err.code === 'not_waiting')) throw err;
+      }
+    }
+    return retried;
+  }
+
+  /** The operation waits no longer: the same answer again is taken as done; anything else is 409 naming what happened. */
+  private async alreadyDone(row: OperationRow, answer: Answer, actor: string): Promise<OperationRow> {
+    const first = parseAnswer(row);
+    if (first && isSameAnswer({ ...first, params: this.deps.operations.requests.openedIn(first.params) }, answer, actor)) {
+      const child = first.child_id ? await this.deps.store.operations.get(first.child_id) : undefined;
+      return child ?? row;
+    }
+    const details = {
+      status: row.status,
+      answered: first ? { actor: first.actor, decision: first.decision, message: first.message ?? null, at: first.at } : null,
+    };
+    const message = first
+      ? `operation ${row.id} no longer waits: ${first.actor} already answered ${first.decision} at ${first.at}${first.message ? ` ("${first.message}")` : ''}`
+      : `operation ${row.id} does not wait for input (status ${row.status})`;
+    throw new EngineError('not_waiting', message, 409, details);
+  }
+
+  private async reject(row: OperationRow, recorded: RecordedAnswer): Promise<OperationRow> {
+    const now = this.deps.clock.now();
+    const { taken, row: result } = await this.take(row, recorded, (current) => {
+      const events: NewEvent[] = [
+        answeredEvent(current, recorded),
+        { source: 'user', kind: 'transition', from: current.status, to: 'rejected', actor: recorded.actor, detail: { reason: recorded.message ?? 'rejected by a person' } },
+      ];
+      // A buy held before sending never reached the seller; a seller's question did.
+      if (current.status !== 'requested') {
+        events.push({ source: 'user', kind: 'seller_not_told', from: 'rejected', to: 'rejected', detail: { reason: SELLER_NOT_TOLD } });
+      }
+      return {
+        patch: {
+          ...ended('rejected', now),
+          error: JSON.stringify({ code: 'REJECTED_BY_BUYER', message: recorded.message ?? `rejected by ${recorded.actor}` }),
+          answer: JSON.stringify(recorded),
+        },
+        events,
+      };
+    });
+    if (taken) this.deps.metrics.transition(row.type, row.status, 'rejected', 'user');
+    return result;
+  }
+
+  /** Approve a held buy: it is sent now, by us, as any new buy is (a crash leaves it due, and it is sent then). */
+  private async approveSpend(row: OperationRow, recorded: RecordedAnswer): Promise<OperationRow> {
+    const { operations, clock } = this.deps;
+    const now = clock.now();
+    const { taken, row: result } = await this.take(row, recorded, (current) => ({
+      patch: {
+        ...answered(recorded),
+        // The seller's time starts now, not when the buy was first held.
+        deadline_at: deadlineFor(current.type, now, operations.options.deadlinesMs),
+        ...dueNowLeasedBy(operations.options.instanceId, current, now, operations.leaseMs, 'send'),
+      },
+      events: [answeredEvent(current, recorded)],
+    }));
+    return taken ? this.driveBriefly(result, () => operations.send(result)) : result;
+  }
+
+  /** Approve or respond on the seller's open A2A task: the whole input again, as one stored message. */
+  private async answerOnContinuation(row: OperationRow, recorded: RecordedAnswer, wait = true): Promise<OperationRow> {
+    const { operations, clock, delivery } = this.deps;
+    const now = clock.now();
+    const original = operations.requests.open(row.request_body);
+    const input = recorded.params ? mergeParams(original, operations.requests.openedIn(recorded.params)) : original;
+    const stored: StoredAnswer = {
+      ...recorded,
+      // The whole request again (our webhook secret included): stored sealed, opened to send.
+      delivery: { message_id: randomUUID(), skill: row.type, input: operations.requests.sealedIn(input), ...(recorded.message ? { text: recorded.message } : {}), sent_at: null },
+    };
+    const { taken, row: result } = await this.take(row, recorded, (current) => ({
+      patch: { ...answered(recorded), answer: JSON.stringify(stored), ...dueNowLeasedBy(operations.options.instanceId, current, now, operations.leaseMs, ANSWER_CHECK) },
+      events: [answeredEvent(current, recorded)],
+    }));
+    return taken ? this.driveBriefly(result, () => delivery.run(result), wait) : result;
+  }
+
+  /**
+   * No continuation: the corrected request goes out as a new operation (a new
+   * idempotency_key: the payload changed), and the original ends canceled as
+   * superseded. Both in one commit, so the answer is never half taken.
+   */
+  private async supersede(row: OperationRow, recorded: RecordedAnswer, wait = true): Promise<OperationRow> {
+    const { store, secrets, operations, spendApproval, clock, metrics } = this.deps;
+    const agent = await store.agents.get(row.agent_id);
+    if (!agent) throw new EngineError('agent_not_found', `agent ${row.agent_id} not found`, 404);
+    const params = mergeParams(requestWithoutOurParts(operations.requests.open(row.request_body)), operations.requests.openedIn(recorded.params) ?? {});
+    // The corrected buy is a new spend: the tenant's own rule applies to it too.
+    const hold = await spendApproval.holdFor(row.tenant_id, row.type, params);
+    const now = clock.now();
+    const child = buildOperation(
+      { tenantId: row.tenant_id, agentId: row.agent_id, task: row.type, params, webhook: row.webhook_mode as WebhookMode, parentId: row.id, actor: recorded.actor, ...(hold ? { hold } : {}) },
+      agent,
+      secrets,
+      { ...operations.options, leaseMs: operations.leaseMs },
+      now,
+      true,
+    );
+    let childWritten: Written = { events: [], notifications: [] };
+    const { taken, row: result } = await this.take(
+      row,
+      recorded,
+      (current) => ({
+        patch: {
+          ...ended('canceled', now),
+          error: JSON.stringify({ code: 'SUPERSEDED', message: `superseded by operation ${child.row.id}, which carries the corrected request` }),
+          answer: JSON.stringify({ ...recorded, child_id: child.row.id } satisfies RecordedAnswer),
+        },
+        events: [
+          answeredEvent(current, recorded),
+          { source: 'user', kind: 'transition', from: current.status, to: 'canceled', actor: recorded.actor, detail: { reason: 'superseded', superseded_by: child.row.id } },
+          { source: 'user', kind: 'seller_not_told', from: 'canceled', to: 'canceled', detail: { reason: SELLER_NOT_TOLD } },
+        ],
+      }),
+      async (trx) => {
+        childWritten = await store.operations.insertIn(trx, child.row, child.events);
+      },
+    );
+    if (!taken) return result;
+    metrics.transition(row.type, row.status, 'canceled', 'user');
+    this.deps.bus.publish({ operation: child.row, ...childWritten });
+    metrics.transition(child.row.type, 'none', 'requested', 'user');
+    if (hold) return child.row;
+    return this.driveBriefly(child.row, () => operations.send(child.row), wait);
+  }
+
+  /**
+   * The one write that takes an answer. Refused (409, naming the first answer)
+   * when, under the row lock, the operation no longer waits for the request the
+   * person saw, or has been answered meanwhile.
+   */
+  private async take(
+    row: OperationRow,
+    recorded: RecordedAnswer,
+    plan: (current: OperationRow) => { patch: OperationPatch; events: NewEvent[] },
+    alongside?: (trx: Tx) => Promise<void>,
+  ): Promise<Taken> {
+    const { store, clock, bus } = this.deps;
+    const mutation = await store.operations.mutate<boolean>(
+      row.id,
+      null,
+      (current): MutationPlan<boolean> => {
+        const stillWaiting = current.needs_input === 1 && current.input_request === row.input_request && !current.answer;
+        return stillWaiting ? { ...plan(current), value: true } : { value: false };
+      },
+      clock.now(),
+      alongside ? async (trx, taken) => (taken ? alongside(trx) : undefined) : undefined,
+    );
+    if (mutation.outcome === 'not_found') throw notFound('operation', row.id);
+    if (mutation.outcome === 'lease_lost') throw new Error('unreachable: answers are written without a lease');
+    // Someone else's answer (or the seller) got there first: the same answer is done, another is 409.
+    if (!mutation.value) return { taken: false, row: await this.alreadyDone(mutation.row, recorded, recorded.actor) };
+    if (mutation.outcome === 'applied') bus.publish({ operation: mutation.row, events: mutation.events, notifications: mutation.notifications });
+    return { taken: true, row: mutation.row };
+  }
+
+  /** Starts the work an answer set off and waits a little for its first reply, so quick answers come back at once. */
+  private async driveBriefly(row: OperationRow, work: () => Promise<void>, wait = true): Promise<OperationRow> {
+    const { operations, log, store } = this.deps;
+    const running = work().catch((err) => log.error({ err, operation_id: row.id }, 'acting on an answer failed; the timer retries it'));
+    if (!wait) return row;
+    await Promise.race([running, new Promise((resolve) => setTimeout(resolve, operations.options.syncWaitMs).unref())]);
+    return (await store.operations.get(row.id)) ?? row;
+  }
+}
+
+/** The columns of an answered operation that no longer waits. */
+function answered(recorded: RecordedAnswer): OperationPatch {
+  return { needs_input: 0, input_request: null, input_message: null, answer: JSON.stringify(recorded), stalled: 0, stalled_reason: null };
+}
+
+function ended(status: 'rejected' | 'canceled', now: number): OperationPatch {
+  return {
+    status,
+    status_since: now,
+    completed_at: now,
+    needs_input: 0,
+    input_request: null,
+    input_message: null,
+    continuation: null,
+    next_check_at: null,
+    check_kind: null,
+    stalled: 0,
+    stalled_reason: null,
+  };
+}
+
+/** Due now and leased by this instance, which acts on it at once; if we die, the lease runs out and the scheduler does. */
+function dueNowLeasedBy(instanceId: string, current: OperationRow, now: number, leaseMs: number, checkKind: string): OperationPatch {
+  return { next_check_at: now, check_kind: checkKind, lease_owner: instanceId, lease_until: now + leaseMs, lease_epoch: current.lease_epoch + 1, attempt: 1 };
+}
+
+function answeredEvent(current: OperationRow, recorded: RecordedAnswer): NewEvent {
+  return {
+    source: 'user',
+    kind: 'answered',
+    from: current.status,
+    to: current.status,
+    actor: recorded.actor,
+    detail: {
+      kind: recorded.kind,
+      decision: recorded.decision,
+      ...(recorded.message !== undefined ? { message: recorded.message } : {}),
+      ...(recorded.params !== undefined ? { params: redactedCredentials(recorded.params) } : {}),
+    },
+  };
+}

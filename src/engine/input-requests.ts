@@ -1,0 +1,98 @@
+/**
+ * How an operation's stored state follows a person's part in it: the request
+ * shown while it waits (`input_request`), the seller's continuation that an
+ * answer may be sent on, and the recorded answer.
+ *
+ * The continuation is taken only from the reply to our own call, and only when
+ * the A2A task itself stayed open waiting for input: that reply is the one that
+ * asked, over a connection we opened (PROTOCOL.md §2 "a verified transport
+ * continuation"). A poll's or webhook's A2A ids are those of another exchange, a
+ * `context_id` is never a continuation, and a task that asks again after it had
+ * moved on has no current continuation until a reply of ours carries one.
+ */
+import { sellerInputRequest, type InputRequest, type RecordedAnswer } from '../domain/input-request.js';
+import { NEEDS_INPUT_STATUSES, type AdcpTaskStatus } from '../domain/status.js';
+import type { OperationPatch, OperationRow } from '../store/operations-repo.js';
+
+/** `check_kind` of an operation whose answer is due to be sent (or resent) on its continuation. */
+export const ANSWER_CHECK = 'answer';
+
+export interface StoredContinuation {
+  a2a_task_id: string;
+  a2a_context_id: string;
+  received_at: number;
+}
+
+/** The continuation message of an answer, stored before it is sent so that a resend is the same message. */
+export interface AnswerDelivery {
+  message_id: string;
+  skill: string;
+  input: Record<string, unknown>;
+  text?: string;
+  /** Set just before each send: a claim that finds it set does not know whether the send arrived. */
+  sent_at: number | null;
+}
+
+export interface StoredAnswer extends RecordedAnswer {
+  delivery?: AnswerDelivery;
+}
+
+/** What an observation carries that matters here. */
+export interface ObservedReply {
+  status: AdcpTaskStatus;
+  source: string;
+  message?: string;
+  a2a?: { taskId?: string; contextId?: string; state?: AdcpTaskStatus };
+}
+
+export function continuationOf(obs: ObservedReply, now: number): StoredContinuation | null {
+  const a2a = obs.a2a;
+  if (obs.source !== 'call' || !a2a?.taskId || !a2a.contextId) return null;
+  if (!a2a.state || !NEEDS_INPUT_STATUSES.has(a2a.state)) return null;
+  return { a2a_task_id: a2a.taskId, a2a_context_id: a2a.contextId, received_at: now };
+}
+
+/**
+ * The columns to write when an operation's status changes to `obs.status`:
+ * entering a wait for a person sets the request (and the continuation, if this
+ * reply is one) and forgets any earlier answer, since this is a new question;
+ * leaving it clears the request and the continuation.
+ */
+export function inputColumnsOnTransition(row: OperationRow, obs: ObservedReply, now: number): OperationPatch {
+  if (obs.status === 'input-required' || obs.status === 'auth-required') return inputColumnsForQuestion(obs.status, obs, now);
+  const answer = parseAnswer(row);
+  return {
+    input_request: null,
+    continuation: null,
+    // An answer still on its way when the task moved on is no longer to be sent.
+    ...(answer?.delivery ? { answer: JSON.stringify(withoutDelivery(answer)) } : {}),
+  };
+}
+
+/** A (new) question from the seller: what to show, the continuation if this reply is one, and no answer yet. */
+export function inputColumnsForQuestion(status: 'input-required' | 'auth-required', obs: ObservedReply, now: number): OperationPatch {
+  const continuation = continuationOf(obs, now);
+  return {
+    needs_input: 1,
+    input_request: JSON.stringify(sellerInputRequest(status, obs.message, continuation !== null, now)),
+    continuation: continuation ? JSON.stringify(continuation) : null,
+    answer: null,
+  };
+}
+
+export function parseInputRequest(row: Pick<OperationRow, 'input_request'>): InputRequest | null {
+  return row.input_request ? (JSON.parse(row.input_request) as InputRequest) : null;
+}
+
+export function parseContinuation(row: Pick<OperationRow, 'continuation'>): StoredContinuation | null {
+  return row.continuation ? (JSON.parse(row.continuation) as StoredContinuation) : null;
+}
+
+export function parseAnswer(row: Pick<OperationRow, 'answer'>): StoredAnswer | null {
+  return row.answer ? (JSON.parse(row.answer) as StoredAnswer) : null;
+}
+
+export function withoutDelivery(answer: StoredAnswer): RecordedAnswer {
+  const { delivery: _d, ...recorded } = answer;
+  return recorded;
+}

@@ -1,0 +1,159 @@
+/**
+ * Building a new operation's row: the exact request we will send (our
+ * idempotency_key, `context` carrying the operation id, the per-operation webhook)
+ * and its first timer. Kept apart from the operation service so that a row can be
+ * built and then inserted inside another write (a corrected child operation and
+ * its superseded parent in one commit).
+ */
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { acceptsPushNotifications, requiresIdempotencyKey } from '../adcp/task-kinds.js';
+import type { InputRequest } from '../domain/input-request.js';
+import { deadlineFor } from '../domain/timing.js';
+import type { AgentRow, OperationRow } from '../store/index.js';
+import type { NewEvent } from '../store/operations-repo.js';
+import { newOperationRow } from '../store/operation-row.js';
+import type { SecretBox } from '../store/secret-box.js';
+import { EngineError } from './errors.js';
+import { RequestSealer } from './sealed-request.js';
+
+export type WebhookMode = 'rfc9421' | 'hmac' | 'bearer' | 'none';
+
+export interface CreateOperationInput {
+  tenantId: string;
+  agentId: string;
+  task: string;
+  params: Record<string, unknown>;
+  webhook?: WebhookMode;
+  parentId?: string;
+  /**
+   * The client's Idempotency-Key, if any. The AdCP idempotency_key is derived from it,
+   * so a client retrying after losing our answer (even across our crash) reaches the
+   * same operation and the seller sees the same key: never a second buy.
+   */
+  clientKey?: string;
+  /** Who asked for it (an API key's name), recorded on the `created` event. */
+  actor?: string;
+  /**
+   * Held for a person before anything is sent (spend approval): stored `requested`
+   * with no timer, `needs_input` set and this request shown.
+   */
+  hold?: InputRequest;
+}
+
+export interface BuildOptions {
+  publicUrl?: string;
+  deadlinesMs: Record<string, number>;
+  instanceId: string;
+  leaseMs: number;
+}
+
+export interface BuiltOperation {
+  row: OperationRow;
+  /** The request as it will be sent. */
+  params: Record<string, unknown>;
+  /** The events that record its creation. */
+  events: NewEvent[];
+}
+
+const IDEMPOTENCY_KEY_RE = /^[A-Za-z0-9_.:-]{16,255}$/;
+
+/**
+ * The row of a new operation for `agent`. With `claim` it is created already
+ * leased by this instance (its creator sends it at once, and no other worker or
+ * instance can claim it in between; if we die the lease expires and it is resent).
+ */
+export function buildOperation(
+  input: CreateOperationInput,
+  agent: AgentRow,
+  secrets: SecretBox,
+  options: BuildOptions,
+  now: number,
+  claim: boolean,
+): BuiltOperation {
+  const id = randomUUID();
+  const params: Record<string, unknown> = { ...input.params };
+  let idempotencyKey = typeof params.idempotency_key === 'string' ? params.idempotency_key : undefined;
+  if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY_RE.test(idempotencyKey)) {
+    throw new EngineError('invalid_request', 'params.idempotency_key must match ^[A-Za-z0-9_.:-]{16,255}$', 400);
+  }
+  idempotencyKey ??= input.clientKey ? derivedIdempotencyKey(input.tenantId, agent.id, input.task, input.clientKey) : randomUUID();
+  if (requiresIdempotencyKey(input.task)) params.idempotency_key = idempotencyKey;
+  // `context` is ours and echoed verbatim by the seller: it carries our operation id.
+  params.context = { ...(isObject(params.context) ? params.context : {}), orchestrator_operation_id: id };
+
+  const webhook = webhookFor(input.task, input.webhook, id, options.publicUrl, secrets);
+  if (webhook.config) params.push_notification_config = webhook.config;
+
+  const held = input.hold !== undefined;
+  const leased = claim && !held;
+  const row = newOperationRow(
+    { id, tenant_id: input.tenantId, agent_id: agent.id, type: input.task, idempotency_key: idempotencyKey, request_body: new RequestSealer(secrets).seal(params), created_at: now },
+    {
+      deadline_at: deadlineFor(input.task, now, options.deadlinesMs),
+      status_since: now,
+      // Due at once: the first thing to do is send it. A held buy has no timer: only a person moves it.
+      next_check_at: held ? null : now,
+      check_kind: held ? null : 'send',
+      attempt: leased ? 1 : 0,
+      lease_owner: leased ? options.instanceId : null,
+      lease_until: leased ? now + options.leaseMs : null,
+      lease_epoch: leased ? 1 : 0,
+      webhook_mode: webhook.mode,
+      webhook_token: webhook.token,
+      webhook_secret_enc: webhook.secretSealed,
+      parent_id: input.parentId ?? null,
+      ...(held ? { needs_input: 1, input_message: input.hold!.message, input_request: JSON.stringify(input.hold) } : {}),
+    },
+  );
+  const events: NewEvent[] = [
+    { source: 'user', kind: 'created', to: 'requested', at: now, actor: input.actor, ...(input.parentId ? { detail: { parent_id: input.parentId } } : {}) },
+  ];
+  if (held) events.push({ source: 'user', kind: 'input_requested', from: 'requested', to: 'requested', at: now, detail: { input_request: input.hold } });
+  return { row, params, events };
+}
+
+/** A stable AdCP idempotency_key for a client's Idempotency-Key (UUID-shaped, within the spec's pattern). */
+function derivedIdempotencyKey(tenantId: string, agentId: string, task: string, clientKey: string): string {
+  const h = createHash('sha256').update(`${tenantId}\0${agentId}\0${task}\0${clientKey}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/** The request minus the parts that differ per attempt (our context, webhook URL and secret). */
+export function requestFingerprint(params: Record<string, unknown>): string {
+  const { context: _c, push_notification_config: _p, idempotency_key: _k, ...rest } = params;
+  return JSON.stringify(rest);
+}
+
+function webhookFor(task: string, requested: WebhookMode | undefined, operationId: string, publicUrl: string | undefined, secrets: SecretBox) {
+  const none = { mode: 'none' as WebhookMode, token: null, secretSealed: null, config: undefined as Record<string, unknown> | undefined };
+  const mode = requested ?? (publicUrl ? 'rfc9421' : 'none');
+  if (mode === 'none') return none;
+  if (!publicUrl) throw new EngineError('webhook_unavailable', 'webhooks need ADCP_ORCH_PUBLIC_URL to be set', 400);
+  if (!acceptsPushNotifications(task)) return none;
+  // Stored as is, not hashed: it names the operation and authenticates nothing (each mode checks
+  // its own key or sealed secret; `none` gets 404), and it is in the stored request's URL anyway.
+  const token = randomBytes(24).toString('base64url');
+  const config: Record<string, unknown> = { url: `${publicUrl}/webhooks/adcp/${token}`, operation_id: operationId };
+  let secretSealed: string | null = null;
+  if (mode === 'hmac' || mode === 'bearer') {
+    // A fresh 32-byte secret per operation (43 base64url characters, above the spec's 32).
+    const secret = randomBytes(32).toString('base64url');
+    secretSealed = secrets.seal(secret);
+    config.authentication = { schemes: [mode === 'hmac' ? 'HMAC-SHA256' : 'Bearer'], credentials: secret };
+  }
+  return { mode, token, secretSealed, config };
+}
+
+/** The request (opened) a new operation sends again after an earlier one: without our per-operation parts, which it gets afresh. */
+export function requestWithoutOurParts(request: Record<string, unknown>): Record<string, unknown> {
+  const { idempotency_key: _k, push_notification_config: _p, context, ...rest } = request;
+  if (isObject(context)) {
+    const { orchestrator_operation_id: _id, ...theirs } = context;
+    if (Object.keys(theirs).length > 0) return { ...rest, context: theirs };
+  }
+  return rest;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

@@ -1,0 +1,24 @@
+/**
+ * The tenant's own rule that holds a buy for a person before anything is sent
+ * (DESIGN.md §5.1 `spend_approval`): asked for per buy (`approval: "required"`),
+ * or by the tenant's `approval_over` threshold, which applies to every
+ * create_media_buy the tenant starts, however it is started.
+ */
+import { spendApprovalRequest, spendHold, type InputRequest } from '../domain/input-request.js';
+import type { Store } from '../store/index.js';
+import type { Clock } from './clock.js';
+
+export class SpendApproval {
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+  ) {}
+
+  /** The request a person must answer before this task is sent, or undefined when it may go at once. */
+  async holdFor(tenantId: string, task: string, params: Record<string, unknown>, approval?: 'required'): Promise<InputRequest | undefined> {
+    if (task !== 'create_media_buy') return undefined;
+    const { settings } = await this.store.settings.get(tenantId);
+    const reason = spendHold(params, approval, settings.approval_over);
+    return reason ? spendApprovalRequest(reason, this.clock.now()) : undefined;
+  }
+}

@@ -1,0 +1,34 @@
+/** A tenant's own settings (DESIGN.md §5.1): one small JSON document per tenant. */
+import type { Db } from './db.js';
+
+export interface TenantSettings {
+  /** Buys spending more than this wait for a person's approval before anything is sent. */
+  approval_over?: { amount: number; currency: string };
+}
+
+export interface StoredSettings {
+  settings: TenantSettings;
+  updated_at: number | null;
+  updated_by: string | null;
+}
+
+export class SettingsRepo {
+  constructor(private readonly db: Db) {}
+
+  async get(tenantId: string): Promise<StoredSettings> {
+    const row = await this.db.kysely.selectFrom('tenant_settings').selectAll().where('tenant_id', '=', tenantId).executeTakeFirst();
+    if (!row) return { settings: {}, updated_at: null, updated_by: null };
+    return { settings: JSON.parse(row.settings) as TenantSettings, updated_at: row.updated_at, updated_by: row.updated_by };
+  }
+
+  /** Replaces the tenant's settings as a whole (PUT semantics). */
+  async put(tenantId: string, settings: TenantSettings, actor: string, now = Date.now()): Promise<StoredSettings> {
+    const values = { tenant_id: tenantId, settings: JSON.stringify(settings), updated_at: now, updated_by: actor };
+    await this.db.kysely
+      .insertInto('tenant_settings')
+      .values(values)
+      .onConflict((oc) => oc.column('tenant_id').doUpdateSet({ settings: values.settings, updated_at: now, updated_by: actor }))
+      .execute();
+    return { settings, updated_at: now, updated_by: actor };
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * An HTTP proxy in front of a sandbox seller that can spoil the next A2A
+ * follow-up message (a `message/send` carrying a taskId: a person's answer on a
+ * continuation), to make an ambiguous continuation send:
+ * - `lose-reply`: the seller gets the message and acts on it; the buyer gets a 502;
+ * - `drop-request`: the seller never sees it; the buyer gets a 502.
+ * Everything else passes through untouched.
+ */
+import { createServer, request, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type ContinuationFault = 'lose-reply' | 'drop-request';
+
+export interface ContinuationFaultProxy {
+  /** The proxy's origin; the seller's paths are the same under it. */
+  origin: string;
+  /** Spoil the next follow-up message this way (once). */
+  spoilNext(fault: ContinuationFault): void;
+  /** Follow-up messages seen, with what was done to each. */
+  seen: Array<{ messageId: string; taskId: string; fault: ContinuationFault | 'passed' }>;
+  close(): Promise<void>;
+}
+
+export async function startContinuationFaultProxy(target: string): Promise<ContinuationFaultProxy> {
+  let pending: ContinuationFault | undefined;
+  let origin = '';
+  const seen: ContinuationFaultProxy['seen'] = [];
+  const server: Server = createServer(async (req, res) => {
+    const body = await readAll(req);
+    const followUp = followUpOf(body);
+    const fault = followUp ? pending : undefined;
+    if (followUp) {
+      seen.push({ ...followUp, fault: fault ?? 'passed' });
+      pending = undefined;
+    }
+    if (fault === 'drop-request') {
+      res.writeHead(502).end('proxy: dropped');
+      return;
+    }
+    try {
+      const answer = await forward(target, req, body);
+      if (fault === 'lose-reply') {
+        res.writeHead(502).end('proxy: reply lost');
+        return;
+      }
+      // The agent card names the seller's own endpoint: point it here, so calls keep coming through.
+      const bodyOut = /agent(-card)?\.json$/.test(req.url ?? '') ? Buffer.from(answer.body.toString('utf8').split(target).join(origin)) : answer.body;
+      res.writeHead(answer.status, { ...answer.headers, 'content-length': String(bodyOut.length) });
+      res.end(bodyOut);
+    } catch {
+      res.writeHead(502).end('proxy: seller unreachable');
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  origin = `http://127.0.0.1:${port}`;
+  return {
+    origin,
+    spoilNext: (f) => (pending = f),
+    seen,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function followUpOf(body: Buffer): { messageId: string; taskId: string } | undefined {
+  try {
+    const rpc = JSON.parse(body.toString('utf8')) as { method?: string; params?: { message?: { messageId?: string; taskId?: string } } };
+    const m = rpc.params?.message;
+    return rpc.method === 'message/send' && m?.taskId && m.messageId ? { messageId: m.messageId, taskId: m.taskId } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function readAll(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function forward(target: string, req: IncomingMessage, body: Buffer): Promise<{ status: number; headers: Record<string, string>; body: Buffer }> {
+  const url = new URL(req.url ?? '/', target);
+  return new Promise((resolve, reject) => {
+    const out = request(
+      url,
+      { method: req.method, headers: { ...req.headers, host: url.host, 'content-length': String(body.length) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const headers: Record<string, string> = {};
+          for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string' && k !== 'transfer-encoding' && k !== 'connection') headers[k] = v;
+          resolve({ status: res.statusCode ?? 502, headers, body: Buffer.concat(chunks) });
+        });
+      },
+    );
+    out.on('error', reject);
+    out.end(body);
+  });
+}

@@ -1,0 +1,66 @@
+/** What `ops respond` sends (or refuses before sending), and what a change line says. */
+import { describe, expect, it } from 'vitest';
+import { eventLine, notificationLine } from '../../../src/cli/change-lines.js';
+import { UsageError } from '../../../src/cli/cli-errors.js';
+import { answerBody } from '../../../src/cli/commands/ops.js';
+import { subscriptionBody } from '../../../src/cli/commands/subscriptions.js';
+
+describe('answerBody', () => {
+  it('one decision, with the message when given; --params means respond', () => {
+    expect(answerBody({ approve: true })).toEqual({ decision: 'approve' });
+    expect(answerBody({ reject: true, message: 'too dear' })).toEqual({ decision: 'reject', message: 'too dear' });
+    expect(answerBody({ params: '{"budget": 500, "packages": []}', message: 'smaller' })).toEqual({ decision: 'respond', params: { budget: 500, packages: [] }, message: 'smaller' });
+  });
+
+  it.each([
+    [{}, /give one of/],
+    [{ approve: true, reject: true }, /only one of .* \(got --approve, --reject\)/],
+    [{ approve: true, params: '{}' }, /only one of .* \(got --approve, --params\)/],
+    [{ params: 'nope' }, /not valid JSON/],
+    [{ params: '[1]' }, /must be a JSON object/],
+    [{ params: 'null' }, /must be a JSON object/],
+    [{ params: '"text"' }, /must be a JSON object/],
+  ])('%o is a usage error', (o, message) => {
+    expect(() => answerBody(o)).toThrow(UsageError);
+    expect(() => answerBody(o)).toThrow(message);
+  });
+});
+
+describe('subscriptionBody', () => {
+  it('events split on commas; format checked', () => {
+    expect(subscriptionBody('https://h.example/x', { events: 'operation.completed, operation.failed', format: 'slack' })).toEqual({
+      url: 'https://h.example/x',
+      events: ['operation.completed', 'operation.failed'],
+      format: 'slack',
+    });
+    expect(subscriptionBody('https://h.example/x', { format: 'standard' })).toEqual({ url: 'https://h.example/x', format: 'standard' });
+    expect(() => subscriptionBody('u', { format: 'xml' })).toThrow(UsageError);
+    expect(() => subscriptionBody('u', { events: ' , ', format: 'standard' })).toThrow(/at least one/);
+  });
+});
+
+describe('change lines', () => {
+  const event = { id: 7, at: '2026-01-01T00:00:00.000Z', source: 'user', kind: 'answered', from: 'input-required', to: 'input-required', actor: 'ana', detail: { decision: 'reject', message: 'over budget' } };
+
+  it('a person’s answer: type, status, source, who, decision and message', () => {
+    expect(eventLine('op1', event)).toBe(
+      `2026-01-01T00:00:00.000Z  op1  ${'operation.answered'.padEnd(24)} ${'input-required'.padEnd(30)} user by ana  reject  "over budget"\n`,
+    );
+  });
+
+  it('bookkeeping events keep their kind; a failure shows its error code; JSON text from a seller is left out', () => {
+    const resend = { ...event, kind: 'resend', source: 'timer', actor: null, from: 'calling_adcp', to: 'calling_adcp', detail: { attempt: 2 } };
+    expect(eventLine('op1', resend)).toMatch(/ resend\s+calling_adcp\s+timer$/m);
+    const failed = {
+      id: 'ntf_1',
+      type: 'operation.failed',
+      created_at: '2026-01-01T00:00:00.000Z',
+      tenant_id: 't',
+      data: {
+        operation: { id: 'op2', status: 'failed', needs_input: false, error: { code: 'INVALID_REQUEST', message: 'bad' } },
+        event: { ...event, kind: 'transition', source: 'webhook', actor: null, from: 'submitted', to: 'failed', detail: { message: '{"errors":[]}' } },
+      },
+    };
+    expect(notificationLine(failed)).toMatch(/op2  operation\.failed\s+submitted -> failed\s+webhook  INVALID_REQUEST\n$/);
+  });
+});

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { slackEscape, slackMessage } from '../../../src/notify/slack-format.js';
+
+const body = (type: string, data: Record<string, unknown>) => ({ id: 'ntf_abc', type, created_at: '2026-03-01T12:00:00.000Z', tenant_id: 't', data });
+
+describe('slackMessage', () => {
+  it('says what happened, to which operation, its status, and links to it', () => {
+    const m = slackMessage(body('operation.completed', { operation: { id: 'op_1', type: 'create_media_buy', status: 'completed', result: { media_buy_id: 'mb_9' } } }), 'https://orch.example.net');
+    expect(m.text).toContain('Operation completed');
+    expect(m.text).toContain('create_media_buy');
+    expect(m.text).toContain('op_1');
+    expect(m.text).toContain('completed');
+    expect(m.text).toContain('mb_9');
+    expect(m.text).toContain('<https://orch.example.net/operations/op_1|Open the operation>');
+    expect(JSON.stringify(m.blocks)).toContain('"url":"https://orch.example.net/operations/op_1"');
+  });
+
+  it('uses the link the notification carries, and shows the message of an input request', () => {
+    const m = slackMessage(
+      body('operation.input_required', { operation: { id: 'op_2', type: 'create_media_buy', status: 'input-required' }, message: 'Approve <budget> & dates', link: 'https://x.example/operations/op_2', reminder: true }),
+      undefined,
+    );
+    expect(m.text).toContain('Input required (reminder)');
+    expect(m.text).toContain('Approve &lt;budget&gt; &amp; dates');
+    expect(m.text).toContain('<https://x.example/operations/op_2|Open the operation>');
+  });
+
+  it('without a public URL there is no link, not a broken one', () => {
+    const m = slackMessage(body('operation.failed', { operation: { id: 'op_3', type: 'get_products', status: 'failed' } }), undefined);
+    expect(m.text).not.toContain('http');
+    expect(m.blocks.some((b) => b.type === 'actions')).toBe(false);
+  });
+
+  it('escapes Slack control characters only', () => {
+    expect(slackEscape('a<b>&c*d')).toBe('a&lt;b&gt;&amp;c*d');
+  });
+});
