@@ -11,6 +11,7 @@ import { hasRoleCheck } from './auth.js';
 import { installErrorHandling } from './errors.js';
 import { agentRoutes } from './routes/agents.js';
 import { healthRoutes } from './routes/health.js';
+import { debugGcRoutes } from './routes/debug-gc.js';
 import { operationRoutes } from './routes/operations.js';
 import { cancelRoutes } from './routes/cancel.js';
 import type { CancelService } from '../engine/cancel-operation.js';
@@ -38,6 +39,8 @@ export interface ApiDeps {
   spendApproval?: SpendApproval;
   /** Absent in route-level tests that build the API alone. */
   cancel?: CancelService;
+  /** Serve POST /debug/gc (ADCP_ORCH_DEBUG_GC, benchmarks only). */
+  debugGc?: boolean;
   /** Extra route groups (webhooks, events, UI) registered by their own modules. */
   plugins?: Array<(app: FastifyInstance) => void | Promise<void>>;
 }
@@ -78,6 +81,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   if (deps.cancel) cancelRoutes(app, { store: deps.store, cancel: deps.cancel });
   if (deps.reconciler) reconcileRoutes(app, { store: deps.store, reconciler: deps.reconciler });
   healthRoutes(app, deps);
+  if (deps.debugGc) debugGcRoutes(app, deps);
   for (const plugin of deps.plugins ?? []) await plugin(app);
   return app;
 }

@@ -19,6 +19,7 @@ import { subscriptions } from './migrations/008-subscriptions.js';
 import { inputRequests } from './migrations/006-input-requests.js';
 import { inputTimers } from './migrations/016-input-timers.js';
 import { sessions } from './migrations/013-sessions.js';
+import { retention } from './migrations/014-retention.js';
 
 export function migrationsFor(db: Db): Record<string, Migration> {
   return {
@@ -34,6 +35,7 @@ export function migrationsFor(db: Db): Record<string, Migration> {
     '006-input-requests': inputRequests,
     '016-input-timers': inputTimers,
     '013-sessions': sessions,
+    '014-retention': retention,
   };
 }
 
