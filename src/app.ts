@@ -79,7 +79,11 @@ export async function createApp(opts: AppOptions): Promise<App> {
   const clock = opts.clock ?? systemClock;
   const instanceId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const secretKey = resolveSecretKey(config.ADCP_ORCH_SECRET_KEY, config.ADCP_ORCH_DATABASE_URL);
-  const store = await openStore(config.ADCP_ORCH_DATABASE_URL, { notifications: { publicUrl: config.ADCP_ORCH_PUBLIC_URL } });
+  const store = await openStore(config.ADCP_ORCH_DATABASE_URL, {
+    notifications: { publicUrl: config.ADCP_ORCH_PUBLIC_URL },
+    // The pool replaces the connection when next needed; the operator should still see it.
+    onIdleConnectionLost: (err) => logger.warn({ err: err.message }, 'PostgreSQL connection lost while idle; the pool opens a new one'),
+  });
   const secrets = new SecretBox(secretKey.key);
   const metrics = new Metrics(store, { instanceDeadAfterMs: config.ADCP_ORCH_INSTANCE_DEAD_AFTER_MS });
   const bus = new ChangeBus();

@@ -31,6 +31,9 @@ describe('API key roles', () => {
     const made = await orch.api('POST', '/v1/operations', { agent_id: agentId, task: 'get_products', params: { brief: 'roles' }, webhook: 'none' });
     expect(made.status).toBe(202);
     operationId = made.body.id;
+    // Settled before any test counts rows: on a loaded machine its first call may time out and
+    // be resent, and those events must not be mistaken for something a refused write did.
+    await waitForStatus(orch, operationId, ['completed']);
   });
   afterAll(async () => {
     await orch?.close();
