@@ -8,6 +8,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { acceptsPushNotifications, requiresIdempotencyKey } from '../adcp/task-kinds.js';
 import type { InputRequest } from '../domain/input-request.js';
+import { CHECK_STEP, type GovernedState } from '../domain/governed-flow.js';
 import { deadlineFor } from '../domain/timing.js';
 import type { AgentRow, OperationRow } from '../store/index.js';
 import type { NewEvent } from '../store/operations-repo.js';
@@ -37,6 +38,11 @@ export interface CreateOperationInput {
    * with no timer, `needs_input` set and this request shown.
    */
   hold?: InputRequest;
+  /**
+   * Governed (PROTOCOL.md §8): the flow's first state. The operation starts at its
+   * check_governance step instead of the send, and is sent only once approved.
+   */
+  governance?: GovernedState;
 }
 
 export interface BuildOptions {
@@ -84,6 +90,7 @@ export function buildOperation(
   if (webhook.config) params.push_notification_config = webhook.config;
 
   const held = input.hold !== undefined;
+  const governed = input.governance !== undefined;
   const leased = claim && !held;
   const row = newOperationRow(
     { id, tenant_id: input.tenantId, agent_id: agent.id, type: input.task, idempotency_key: idempotencyKey, request_body: JSON.stringify(params), created_at: now },
@@ -92,7 +99,7 @@ export function buildOperation(
       status_since: now,
       // Due at once: the first thing to do is send it. A held buy has no timer: only a person moves it.
       next_check_at: held ? null : now,
-      check_kind: held ? null : 'send',
+      check_kind: held ? null : governed ? CHECK_STEP : 'send',
       attempt: leased ? 1 : 0,
       lease_owner: leased ? options.instanceId : null,
       lease_until: leased ? now + options.leaseMs : null,
@@ -101,6 +108,7 @@ export function buildOperation(
       webhook_token: webhook.token,
       webhook_secret_enc: webhook.secretSealed,
       parent_id: input.parentId ?? null,
+      ...(governed ? { governance: JSON.stringify(input.governance) } : {}),
       ...(held ? { needs_input: 1, input_message: input.hold!.message, input_request: JSON.stringify(input.hold) } : {}),
     },
   );

@@ -14,6 +14,7 @@ import { NotificationsRepo, type NotificationsOptions } from './notifications-re
 import { SubscriptionsRepo } from './subscriptions-repo.js';
 import { SubscriptionDeliveriesRepo } from './subscription-deliveries-repo.js';
 import { SettingsRepo } from './settings-repo.js';
+import { CampaignsRepo } from './campaigns-repo.js';
 
 export interface Store {
   db: Db;
@@ -30,6 +31,7 @@ export interface Store {
   subscriptions: SubscriptionsRepo;
   subscriptionDeliveries: SubscriptionDeliveriesRepo;
   settings: SettingsRepo;
+  campaigns: CampaignsRepo;
   close(): Promise<void>;
 }
 
@@ -55,6 +57,7 @@ export function storeFor(db: Db, opts: StoreOptions = {}): Store {
     subscriptions: new SubscriptionsRepo(db),
     subscriptionDeliveries: new SubscriptionDeliveriesRepo(db),
     settings: new SettingsRepo(db),
+    campaigns: new CampaignsRepo(db),
     close: () => db.close(),
   };
 }
@@ -73,3 +76,4 @@ export async function openStore(url: string, opts: { migrate?: boolean; poolSize
 export type { OperationRow, EventRow, Lease, Written } from './operations-repo.js';
 export type { NotificationRow, NewNotification } from './notifications-repo.js';
 export type { AgentRow } from './agents-repo.js';
+export type { CampaignRow } from './campaigns-repo.js';

@@ -17,6 +17,7 @@ import { notifications } from './migrations/007-notifications.js';
 import { reconcileRetry } from './migrations/009-reconcile-retry.js';
 import { subscriptions } from './migrations/008-subscriptions.js';
 import { inputRequests } from './migrations/006-input-requests.js';
+import { governance } from './migrations/015-governance.js';
 
 export function migrationsFor(db: Db): Record<string, Migration> {
   return {
@@ -30,6 +31,7 @@ export function migrationsFor(db: Db): Record<string, Migration> {
     '012-operation-parent': operationParent,
     '008-subscriptions': subscriptions,
     '006-input-requests': inputRequests,
+    '015-governance': governance,
   };
 }
 
