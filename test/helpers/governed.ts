@@ -20,7 +20,7 @@ export interface GovernedSetup {
 }
 
 export async function startGoverned(
-  opts: { governance?: SandboxGovernanceOptions; seller?: SandboxSellerOptions; sellers?: number; env?: Record<string, string>; governanceUrl?: (g: SandboxGovernance) => string } = {},
+  opts: { governance?: SandboxGovernanceOptions; seller?: SandboxSellerOptions; sellers?: number; env?: Record<string, string>; governanceUrl?: (g: SandboxGovernance) => string | Promise<string> } = {},
 ): Promise<GovernedSetup> {
   const governance = await startSandboxGovernance({ reviewDelayMs: null, ...opts.governance });
   const sellers: SandboxSeller[] = [];
@@ -32,7 +32,7 @@ export async function startGoverned(
   for (const [i, s] of sellers.entries()) {
     sellerIds.push(await orch.registerAgent({ name: `seller-${i + 1}`, url: s.url, webhook_signing: { jwks_uri: s.jwksUrl } }));
   }
-  const governanceId = await orch.registerAgent({ name: 'governance', role: 'governance', url: opts.governanceUrl ? opts.governanceUrl(governance) : governance.url });
+  const governanceId = await orch.registerAgent({ name: 'governance', role: 'governance', url: opts.governanceUrl ? await opts.governanceUrl(governance) : governance.url });
   return {
     orch,
     governance,
