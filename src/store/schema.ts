@@ -300,7 +300,8 @@ export interface CampaignsTable {
   plan_id: string;
   /** running | done */
   status: string;
-  buy_count: number;
+  /** JSON array of the buys' operation ids, in the order asked for. */
+  buy_ids: string;
   created_at: number;
   updated_at: number;
   completed_at: number | null;

@@ -13,6 +13,7 @@ import { newNotificationId } from '../../store/notifications-repo.js';
 import { inWriteTransaction } from '../../store/tx.js';
 import type { ChangeBus } from '../change-bus.js';
 import type { Clock } from '../clock.js';
+import { buysOf } from './campaigns.js';
 
 export interface CampaignWatcherOptions {
   /** How often running campaigns are looked at without a local change. */
@@ -82,7 +83,7 @@ export class CampaignWatcher {
     try {
       const campaign = await this.store.campaigns.get(campaignId);
       if (!campaign || campaign.status !== 'running') return false;
-      const buys = await this.store.operations.childrenOf(campaignId);
+      const buys = await buysOf(this.store, campaign);
       if (buys.length === 0 || campaignStatus(buys) !== 'done') return false;
       const now = this.clock.now();
       const id = newNotificationId();

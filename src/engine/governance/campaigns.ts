@@ -94,7 +94,7 @@ export class CampaignService {
       governance_agent_id: input.governance.agent_id,
       plan_id: input.governance.plan_id,
       status: 'running',
-      buy_count: children.length,
+      buy_ids: JSON.stringify(children.map((c) => c.row.id)),
       created_at: now,
       updated_at: now,
       completed_at: null,
@@ -130,16 +130,22 @@ export class CampaignService {
   async view(tenantId: string, id: string): Promise<CampaignJson> {
     const row = await this.deps.store.campaigns.getForTenant(tenantId, id);
     if (!row) throw notFound('campaign', id);
-    const buys = await this.deps.store.operations.childrenOf(id);
-    return presentCampaign(row, buys, (b: OperationRow) => presentOperation(b));
+    return presentCampaign(row, await buysOf(this.deps.store, row), (b: OperationRow) => presentOperation(b));
   }
 
   async list(tenantId: string, limit: number, cursor?: { createdAt: number; id: string }): Promise<{ rows: CampaignRow[]; campaigns: CampaignJson[] }> {
     const rows = await this.deps.store.campaigns.list(tenantId, limit, cursor);
     const campaigns: CampaignJson[] = [];
-    for (const row of rows) campaigns.push(presentCampaign(row, await this.deps.store.operations.childrenOf(row.id), (b: OperationRow) => presentOperation(b)));
+    for (const row of rows) campaigns.push(presentCampaign(row, await buysOf(this.deps.store, row), (b: OperationRow) => presentOperation(b)));
     return { rows, campaigns };
   }
+}
+
+/** A campaign's buys in the order they were asked for. */
+export async function buysOf(store: Store, campaign: CampaignRow): Promise<OperationRow[]> {
+  const order = new Map((JSON.parse(campaign.buy_ids) as string[]).map((id, i) => [id, i]));
+  const children = await store.operations.childrenOf(campaign.id);
+  return children.sort((a, b) => (order.get(a.id) ?? order.size) - (order.get(b.id) ?? order.size));
 }
 
 function derivedId(tenantId: string, clientKey: string): string {

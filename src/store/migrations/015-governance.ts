@@ -25,7 +25,8 @@ export const governance: Migration = {
       .addColumn('plan_id', 'text', (c) => c.notNull())
       // running | done: done once every buy has ended and every outcome is settled at the governance agent.
       .addColumn('status', 'text', (c) => c.notNull())
-      .addColumn('buy_count', 'integer', (c) => c.notNull())
+      // JSON array of the buys' operation ids, in the order they were asked for.
+      .addColumn('buy_ids', 'text', (c) => c.notNull())
       .addColumn('created_at', 'bigint', (c) => c.notNull())
       .addColumn('updated_at', 'bigint', (c) => c.notNull())
       .addColumn('completed_at', 'bigint')
