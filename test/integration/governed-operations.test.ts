@@ -128,6 +128,43 @@ describe('conditions', () => {
     expect(sellerReceived(g.sellers[0]!, op.idempotency_key)[0]!.end_time).toBe('2030-06-30T00:00:00Z');
   });
 
+  it('conditions still not met after three rounds: it ends rejected and nothing is sent', async () => {
+    await syncPlan(g, 'plan_rounds', { flight: { start: '2026-01-01T00:00:00Z', end: '2030-06-30T00:00:00Z' } });
+    const created = await governedBuy(g, 'plan_rounds', governedRequest());
+    const keys = new Set<string>();
+    for (let round = 1; round <= 3; round++) {
+      const waiting = await eventually(async () => {
+        const r = (await g.orch.api('GET', `/v1/operations/${created.body.id}`)).body;
+        return r.needs_input && r.governance.rounds === round - 1 ? r : undefined;
+      });
+      keys.add(waiting.idempotency_key);
+      // The person insists on an end past the flight: the conditions are not met.
+      const res = await g.orch.api('POST', `/v1/operations/${created.body.id}/input`, { decision: 'approve', params: { end_time: '2031-01-01T00:00:00Z' } });
+      expect(res.status).toBe(202);
+    }
+    const op = await waitForStatus(g.orch, created.body.id, ['rejected', 'completed']);
+    expect(op.status).toBe('rejected');
+    expect(op.governance).toMatchObject({ rounds: 3, checks: 4, step: 'ended' });
+    expect(op.error).toMatchObject({ code: 'GOVERNANCE_DENIED', details: { findings: expect.arrayContaining([expect.objectContaining({ category_id: 'negotiation_limit' })]) } });
+    keys.add(op.idempotency_key);
+    expect(keys.size).toBe(4);
+    for (const key of keys) expect(sellerReceived(g.sellers[0]!, key)).toEqual([]);
+    expect(outcomesFor(g.governance, 'plan_rounds')).toEqual([]);
+  });
+
+  it('approving with params that cannot meet them is a 400 that changes nothing', async () => {
+    await syncPlan(g, 'plan_badparams', { flight: { start: '2026-01-01T00:00:00Z', end: '2030-06-30T00:00:00Z' } });
+    const created = await governedBuy(g, 'plan_badparams', governedRequest());
+    const waiting = await eventually(async () => {
+      const r = (await g.orch.api('GET', `/v1/operations/${created.body.id}`)).body;
+      return r.needs_input ? r : undefined;
+    });
+    const res = await g.orch.api('POST', `/v1/operations/${created.body.id}/input`, { decision: 'approve', params: { plan_id: 'other' } });
+    expect(res.status).toBe(400);
+    const after = (await g.orch.api('GET', `/v1/operations/${created.body.id}`)).body;
+    expect(after).toMatchObject({ needs_input: true, idempotency_key: waiting.idempotency_key, updated_at: waiting.updated_at });
+  });
+
   it('a person can reject them: rejected, nothing sent, nothing reported', async () => {
     await syncPlan(g, 'plan_refuse', { flight: { start: '2026-01-01T00:00:00Z', end: '2030-06-30T00:00:00Z' } });
     const created = await governedBuy(g, 'plan_refuse', governedRequest());

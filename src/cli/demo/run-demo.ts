@@ -165,8 +165,8 @@ function buyRequest(b: Buy, now: number): Record<string, unknown> {
 }
 
 function notificationLine(n: Notification): string {
-  const op = n.data.operation;
-  const event = n.data.event;
+  const op = n.data.operation!;
+  const event = n.data.event!;
   const change = event.from && event.to && event.from !== event.to ? `${event.from} -> ${event.to}` : op.status;
   const error = op.error as { code?: string; message?: string } | null;
   switch (n.type) {
