@@ -19,6 +19,7 @@ import { Scheduler } from './engine/scheduler.js';
 import { AnswerDelivery } from './engine/answer-delivery.js';
 import { AnswerService } from './engine/answer-service.js';
 import { ANSWER_CHECK } from './engine/input-requests.js';
+import { INPUT_TIMER_CHECK, InputTimers } from './engine/input-timers.js';
 import { SpendApproval } from './engine/spend-approval.js';
 import { CancelService } from './engine/cancel-operation.js';
 import { createReconciliation } from './engine/reconcile-setup.js';
@@ -35,6 +36,8 @@ import { createLiveUpdates, type LiveUpdates } from './notify/live-updates.js';
 import { eventHorizonFor } from './notify/event-horizon.js';
 import { SubscriptionDispatcher } from './notify/subscription-dispatcher.js';
 import { subscriptionRoutes } from './api/routes/subscriptions.js';
+import { liveSourceFrom } from './ui/live.js';
+import { dashboardRoutes } from './ui/plugin.js';
 import { GovernanceFlow } from './engine/governance/flow.js';
 import { GovernanceGuard } from './engine/governance/governed-ops.js';
 import { PlanBook } from './engine/governance/plan-book.js';
@@ -91,6 +94,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     { threshold: config.ADCP_ORCH_BREAKER_THRESHOLD, halfOpenAfterMs: config.ADCP_ORCH_BREAKER_HALF_OPEN_MS, isFailure: isAgentFailure },
     metrics.circuitState,
   );
+  const inputTimers = new InputTimers({ store, bus, metrics, clock, log: logger, reminders: { firstAfterMs: config.ADCP_ORCH_INPUT_REMINDER_MS } });
   const operations = new OperationService(store, adcp, secrets, bus, metrics, clock, logger, {
     pollIntervalMs: config.ADCP_ORCH_POLL_INTERVAL_MS,
     backupPollAfterMs: config.ADCP_ORCH_BACKUP_POLL_AFTER_MS,
@@ -104,7 +108,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     deadlinesMs: config.ADCP_ORCH_DEADLINES_MS,
     replayWindowMs: config.ADCP_ORCH_REPLAY_WINDOW_MS,
     instanceId,
-  }, breakers);
+  }, breakers, inputTimers);
   const spendApproval = new SpendApproval(store, clock);
   // Late-bound: the scheduler is built below, with the runner that needs the flow.
   let wakeScheduler = () => {};
@@ -119,10 +123,17 @@ export async function createApp(opts: AppOptions): Promise<App> {
     sweepEveryMs: Math.max(1_000, config.ADCP_ORCH_SCHEDULER_TICK_MS * 5),
     publicUrl: config.ADCP_ORCH_PUBLIC_URL,
   });
-  // A person's answer on its way to the seller and a governed operation's own steps have their
-  // own runners; everything else is a send or a poll.
+  // A person's answer on its way to the seller has its own runner, and so have the clock of a held
+  // request (reminders, expiry: never a send) and a governed operation's own steps (check, review,
+  // outcome report); everything else is a send or a poll.
   const runClaimed = (row: OperationRow) =>
-    row.check_kind === ANSWER_CHECK ? delivery.run(row) : governance.handles(row.check_kind) ? governance.run(row) : operations.runClaimed(row);
+    row.check_kind === ANSWER_CHECK
+      ? delivery.run(row)
+      : row.check_kind === INPUT_TIMER_CHECK
+        ? inputTimers.run(row)
+        : governance.handles(row.check_kind)
+          ? governance.run(row)
+          : operations.runClaimed(row);
   const scheduler = new Scheduler(store, runClaimed, clock, logger, {
     instanceId,
     leaseMs: operations.leaseMs,
@@ -163,6 +174,17 @@ export async function createApp(opts: AppOptions): Promise<App> {
     onRemoteChange: () => subscriptions.wake(),
   });
   const unsubscribeDispatcher = bus.subscribe(() => subscriptions.wake());
+  const cancel = new CancelService(store, operations, bus, metrics, clock);
+  const dashboard = dashboardRoutes({
+    store,
+    cancel,
+    live: liveSourceFrom(live.feed),
+    clock,
+    sessionTtlMs: config.ADCP_ORCH_SESSION_TTL_MS,
+    publicUrl: config.ADCP_ORCH_PUBLIC_URL,
+    wakeSubscriptions: () => subscriptions.wake(),
+    answers,
+  });
   let ready = false;
   let stopMaintenance: (() => void) | undefined;
   const api = await buildApi({
@@ -176,12 +198,13 @@ export async function createApp(opts: AppOptions): Promise<App> {
     reconciler: reconciliation.reconciler,
     answers,
     spendApproval,
-    cancel: new CancelService(store, operations, bus, metrics, clock),
+    cancel,
     governance: { guard, plans, campaigns },
     plugins: [
       webhookRoutes(receiver, config.ADCP_ORCH_PUBLIC_URL),
       live.routes,
       subscriptionRoutes({ store, secrets, allowPrivateNetwork: config.ADCP_ORCH_ALLOW_PRIVATE_NETWORK, wake: () => subscriptions.wake() }),
+      dashboard,
     ],
   });
 
@@ -221,7 +244,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
       campaignWatcher.start();
       stopMaintenance = startDeliveryMaintenance(store, receiver, logger);
       ready = true;
-      logger.info({ instance: instanceId, database: store.db.describe, secret_key: secretKey.source }, 'orchestrator ready');
+      logger.info({ dashboard: `${url}/`, instance: instanceId, database: store.db.describe, secret_key: secretKey.source }, 'orchestrator ready');
       return url;
     },
     async close() {

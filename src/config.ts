@@ -66,8 +66,11 @@ export const ConfigSchema = z.object({
   ADCP_ORCH_REPLAY_WINDOW_MS: intMs(86_400_000),
   /** After a start, the scheduler ramps up over this long, with jitter, instead of firing all overdue work at once. */
   ADCP_ORCH_WARMUP_MS: intMs(5_000),
-  /** A person is reminded when input-required has waited this long. */
-  ADCP_ORCH_INPUT_REMINDER_MS: intMs(300_000),
+  /**
+   * A request waiting for a person is first brought up again after this long, then after twice
+   * as long each time (src/domain/input-timers.ts). At least 100 ms: 0 would remind without end.
+   */
+  ADCP_ORCH_INPUT_REMINDER_MS: intMs(300_000).pipe(z.number().min(100, 'must be at least 100 milliseconds')),
   /** Overall deadlines per task type, JSON {"create_media_buy": 86400000, ...}, merged over the defaults. */
   ADCP_ORCH_DEADLINES_MS: z
     .string()
@@ -126,6 +129,13 @@ export const ConfigSchema = z.object({
     .int('must be a whole number of milliseconds')
     .min(1, 'must be at least 1')
     .default(15_000),
+  /** How long a dashboard sign-in lasts before the person signs in again (default 12 h). */
+  ADCP_ORCH_SESSION_TTL_MS: z.coerce
+    .number({ message: 'must be a number of milliseconds' })
+    .int('must be a whole number of milliseconds')
+    .min(1_000, 'must be at least 1000 (one second)')
+    .max(31 * 86_400_000, 'must be at most 31 days')
+    .default(43_200_000),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -1,5 +1,10 @@
 /**
- * Structured logs (pino). Anything that could carry a secret is redacted at the source.
+ * Structured logs (pino). No code logs a secret on purpose: request bodies,
+ * tokens and keys are never passed to the logger, and what agents answer is
+ * scrubbed of the secrets we sent them (adcp/scrub-secrets.ts). The redaction
+ * below is the net under that, for the shapes a secret could take if an object
+ * carrying one were ever logged whole: headers, agent and operation rows (and
+ * their sealed columns), AdCP credential fields, configuration.
  *
  * People read a terminal, machines read JSON: when standard output is a terminal (and
  * LOG_FORMAT is not `json`) lines are made readable by pino-pretty; otherwise, and always
@@ -17,21 +22,39 @@ export interface LoggerOptions {
   isTty?: boolean;
 }
 
-const REDACTED_PATHS = [
-  'req.headers.authorization',
-  'headers.authorization',
-  '*.authToken',
-  '*.auth_token_enc',
-  '*.webhook_secret_enc',
+/** Each name at the top level and one level down (`{agent: {...}}`). */
+const atTopAndNested = (names: string[]) => names.flatMap((n) => [n, `*.${n}`]);
+
+export const REDACTED_LOG_PATHS = [
+  ...['req.headers', 'headers', '*.headers'].flatMap((h) => [`${h}.authorization`, `${h}["x-adcp-auth"]`, `${h}.cookie`]),
+  ...atTopAndNested([
+    'authToken',
+    'auth_token_enc',
+    'webhook_secret_enc',
+    'webhook_token',
+    'request_body',
+    'token',
+    'apiKey',
+    'api_key',
+    'secret',
+    'secretKey',
+    'ADCP_ORCH_SECRET_KEY',
+    'ADCP_ORCH_API_KEY',
+  ]),
+  // AdCP credential fields (domain/credential-fields.ts) up to a request nested in a log object.
+  'credentials',
   '*.credentials',
-  '*.authentication.credentials',
-  '*.token',
-  'apiKey',
-  'secret',
+  '*.*.credentials',
+  '*.*.*.credentials',
 ];
 
+/** A request as logged: never its headers, and a webhook URL without its token (only the seller may know it). */
+function requestForLog(req: { method?: string; url?: string; id?: unknown }) {
+  return { method: req.method, url: req.url?.replace(/(\/webhooks\/adcp\/)[^/?#]+/, '$1[redacted]'), id: req.id };
+}
+
 export function createLogger(level: string, opts: LoggerOptions = {}): Logger {
-  const options: pino.LoggerOptions = { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } };
+  const options: pino.LoggerOptions = { level, redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' }, serializers: { req: requestForLog } };
   if (opts.destination) return pino(options, opts.destination);
   const pretty = opts.format === 'pretty' || (opts.format !== 'json' && (opts.isTty ?? process.stdout.isTTY === true));
   return pretty ? pino(options, prettyStream()) : pino(options);

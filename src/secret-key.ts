@@ -5,7 +5,7 @@
  * run several instances that must share the key, so there it is required.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { sqlitePathFromUrl } from './store/db.js';
 
@@ -17,9 +17,28 @@ export function resolveSecretKey(configured: string | undefined, databaseUrl: st
   const path = sqlitePathFromUrl(databaseUrl);
   if (path === ':memory:') return { key: randomBytes(32).toString('base64url'), source: 'ephemeral' };
   const file = join(dirname(resolve(path)), 'secret.key');
-  if (!existsSync(file)) {
-    mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, randomBytes(32).toString('base64url'), { mode: 0o600, flag: 'wx' });
-  }
+  if (!existsSync(file)) createKeyFile(file);
+  // Owner only, also for a file that was copied or restored with wider permissions:
+  // anyone who can read it can open every sealed secret in the database beside it.
+  if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
   return { key: readFileSync(file, 'utf8').trim(), source: file };
+}
+
+/**
+ * Written in full under a temporary name, then linked into place: two processes
+ * starting at once on a fresh directory (serve and `keys create`) both end up
+ * reading the one key that won, never a half-written or a second one.
+ */
+function createKeyFile(file: string): void {
+  // A directory made for the key (and the database) is the owner's alone.
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  writeFileSync(temp, randomBytes(32).toString('base64url'), { mode: 0o600, flag: 'wx' });
+  try {
+    linkSync(temp, file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  } finally {
+    unlinkSync(temp);
+  }
 }

@@ -10,6 +10,7 @@ import type { HttpFailure } from './http-failure.js';
 import { McpTransport } from './mcp-transport.js';
 import { listPageFromPayload, taskReplyFromPoll } from './poll.js';
 import { protocolPayload, taskReplyFromRaw, type RawReply } from './raw-reply.js';
+import { scrubbingClient } from './scrub-secrets.js';
 import { toTransportError } from './transport-error.js';
 import { AdcpTransportError, type AdcpClient, type AgentEndpoint, type CallOptions, type ListTasksPage, type TaskReply } from './types.js';
 
@@ -76,7 +77,8 @@ export function createAdcpClient(options: AdcpClientOptions = {}): AdcpClient {
     }
   }
 
-  return {
+  // Whatever an agent answers is cleaned of the secrets we sent it (see scrub-secrets.ts).
+  return scrubbingClient({
     callTask(agent, task, params, opts?: CallOptions): Promise<TaskReply> {
       return withDeadline(opts?.timeoutMs ?? callTimeoutMs, async (signal, ms, onHttp) =>
         taskReplyFromRaw(await send(agent, task, params, signal, ms, onHttp)),
@@ -116,5 +118,5 @@ export function createAdcpClient(options: AdcpClientOptions = {}): AdcpClient {
     async close(): Promise<void> {
       await Promise.all([mcp.close(), a2a.close()]);
     },
-  };
+  });
 }

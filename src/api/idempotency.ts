@@ -3,10 +3,16 @@
  * the first answer; with a different body, 409. A key is reserved before the work
  * runs, so two concurrent requests under one key cannot both do it.
  */
-import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Store } from '../store/index.js';
 import { ApiError } from './errors.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Keyed digest of a request (SecretBox.digest), set by buildApi. */
+    requestDigest(text: string): string;
+  }
+}
 
 export interface Answer {
   statusCode: number;
@@ -25,7 +31,9 @@ export async function idempotent(store: Store, req: FastifyRequest, reply: Fasti
   if (typeof key !== 'string' || !/^[\x21-\x7e]{1,255}$/.test(key)) {
     throw new ApiError(400, 'invalid_idempotency_key', 'Idempotency-Key must be 1-255 visible ASCII characters');
   }
-  const hash = createHash('sha256').update(`${req.method} ${req.routeOptions.url}\n${JSON.stringify(req.params)}\n${JSON.stringify(req.body ?? null)}`).digest('hex');
+  // Keyed, not a bare SHA-256: the body may carry a secret (an agent's token), and an
+  // unkeyed hash of it could be tested against guesses by anyone holding the database.
+  const hash = req.server.requestDigest(`${req.method} ${req.routeOptions.url}\n${JSON.stringify(req.params)}\n${JSON.stringify(req.body ?? null)}`);
   const reservation = await store.idempotency.reserve(tenantId, key, hash);
   switch (reservation.kind) {
     case 'replay':

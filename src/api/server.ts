@@ -57,6 +57,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     // The webhook receiver enforces its own 1 MB limit with the spec's 413.
     bodyLimit: 1024 * 1024,
   });
+  app.decorate('requestDigest', (text: string) => deps.secrets.digest(text));
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandling(app);

@@ -60,6 +60,8 @@ export async function setUpSandbox(app: App, config: Config, baseUrl: string, en
   };
   const banner = [
     '',
+    `Dashboard:        ${baseUrl}/  (sign in with the API key below)`,
+    '',
     `adcp-orchestrator (sandbox) on ${baseUrl}`,
     `  database:           ${app.store.db.describe}`,
     `  sandbox seller:     ${seller.url} (agent ${agent.id})`,

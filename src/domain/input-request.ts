@@ -29,7 +29,10 @@ export interface InputRequest {
   fields?: ConditionField[];
   /** ISO 8601. */
   requested_at: string;
+  /** ISO 8601: when the request expires, from the tenant's `input_expiry` setting (src/domain/input-timers.ts). */
   expires_at?: string;
+  /** What its expiry does: `reject` ends the operation as a reject would, `stall` marks it stalled and it still waits. */
+  on_expiry?: 'reject' | 'stall';
 }
 
 /** A person's answer as received (before it is acted on). */
@@ -47,6 +50,8 @@ export interface RecordedAnswer extends Answer {
   kind: InputRequestKind;
   /** The operation that carries the corrected request on, when the answer created one. */
   child_id?: string;
+  /** ISO 8601: set when no person answered: the request expired and the tenant's rule rejected it (actor `timer`). */
+  expired_at?: string;
 }
 
 /** Request fields that are ours to set: a person's `params` may not override them. */
@@ -149,6 +154,8 @@ export function checkAnswer(request: InputRequest, answer: Answer): AnswerProble
 
 /** The same answer again (a retry by the same person): taken as already done, not as a second answer. */
 export function isSameAnswer(recorded: RecordedAnswer, answer: Answer, actor: string): boolean {
+  // An expiry is nobody's answer, whatever a key happens to be called.
+  if (recorded.expired_at !== undefined) return false;
   return (
     recorded.actor === actor &&
     recorded.decision === answer.decision &&

@@ -2,14 +2,15 @@
  * The JSON of an operation and of one of its events (DESIGN.md §5), as the API
  * answers it and as notifications carry it. Pure, so the store can build a
  * notification body in the transaction that writes the change, and the API
- * shows exactly the same thing. Secrets never pass through here: the webhook
- * credential we minted is redacted from the request, and the sealed secret
- * column is never read.
+ * shows exactly the same thing. Secrets never pass through here: every
+ * credential field of the request and the webhook URL's token are redacted
+ * (credential-fields.ts), and the sealed secret column is never read.
  *
  * The shapes below are the columns read, spelled out so this module depends on
- * nothing (the store's rows satisfy them).
+ * nothing outside the domain (the store's rows satisfy them).
  */
 import { presentGovernance, type GovernedState } from './governed-flow.js';
+import { redactedRequest } from './credential-fields.js';
 
 export interface OperationJsonSource {
   id: string;
@@ -29,6 +30,8 @@ export interface OperationJsonSource {
   stalled: number;
   stalled_reason: string | null;
   webhook_mode: string;
+  /** Hidden wherever it appears in the request (the webhook URL). */
+  webhook_token?: string | null;
   deadline_at: number | null;
   next_check_at: number | null;
   created_at: number;
@@ -54,13 +57,6 @@ export interface EventJsonSource {
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const json = (text: string | null) => (text === null ? null : JSON.parse(text));
 
-/** The request as sent, minus the webhook credential we minted (a secret). */
-function presentRequest(body: string) {
-  const request = JSON.parse(body);
-  const auth = request?.push_notification_config?.authentication;
-  if (auth && typeof auth === 'object' && 'credentials' in auth) auth.credentials = '[redacted]';
-  return request;
-}
 
 export function presentEvent(e: EventJsonSource) {
   return {
@@ -84,7 +80,8 @@ export function presentOperation(o: OperationJsonSource, events?: EventJsonSourc
     task_id: o.task_id,
     context_id: o.context_id,
     idempotency_key: o.idempotency_key,
-    request: presentRequest(o.request_body),
+    // As sent, minus every credential and the webhook URL's token.
+    request: redactedRequest(o.request_body, o.webhook_token ?? null),
     result: json(o.result),
     error: json(o.error),
     needs_input: o.needs_input === 1,

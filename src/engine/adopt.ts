@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ListedTask } from '../adcp/types.js';
 import { sellerInputRequest } from '../domain/input-request.js';
+import { withExpiry, type InputExpiryPolicy } from '../domain/input-timers.js';
 import { NEEDS_INPUT_STATUSES } from '../domain/status.js';
 import { deadlineFor } from '../domain/timing.js';
 import type { AgentRow, OperationRow } from '../store/index.js';
@@ -20,9 +21,17 @@ export function adoptedOperation(
   timing: TimingPolicy,
   now: number,
   random: () => number,
+  /** The tenant's expiry rules (settings `input_expiry`), for a task found waiting for input. */
+  inputExpiry?: InputExpiryPolicy | null,
 ): { row: OperationRow; event: NewEvent } {
-  // No webhook was registered for a task we did not send: it is polled.
-  const timer = nextCheckFor(task.status, { webhook_mode: 'none', poll_count: 0 }, timing, now, random, 'reconcile');
+  const needsInput = NEEDS_INPUT_STATUSES.has(task.status) ? 1 : 0;
+  // Found by listing, not by a reply of ours: there is no continuation to answer on.
+  const inputRequest =
+    task.status === 'input-required' || task.status === 'auth-required'
+      ? JSON.stringify(withExpiry(sellerInputRequest(task.status, undefined, false, now), inputExpiry))
+      : null;
+  // No webhook was registered for a task we did not send: it is polled (and a request's clock counts).
+  const timer = nextCheckFor(task.status, { webhook_mode: 'none', poll_count: 0, needs_input: needsInput, input_request: inputRequest }, timing, now, random, 'reconcile');
   const row = newOperationRow(
     {
       id: randomUUID(),
@@ -37,11 +46,8 @@ export function adoptedOperation(
     {
       status: task.status,
       task_id: task.taskId,
-      needs_input: NEEDS_INPUT_STATUSES.has(task.status) ? 1 : 0,
-      // Found by listing, not by a reply of ours: there is no continuation to answer on.
-      ...(task.status === 'input-required' || task.status === 'auth-required'
-        ? { input_request: JSON.stringify(sellerInputRequest(task.status, undefined, false, now)) }
-        : {}),
+      needs_input: needsInput,
+      ...(inputRequest ? { input_request: inputRequest } : {}),
       deadline_at: deadlineFor(task.taskType, now),
       next_check_at: timer.next_check_at,
       check_kind: timer.check_kind,

@@ -19,6 +19,7 @@
 import type { Logger } from 'pino';
 import { AdcpTransportError, type AdcpClient, type TaskReply } from '../adcp/types.js';
 import { sellerInputRequest } from '../domain/input-request.js';
+import { withExpiry } from '../domain/input-timers.js';
 import { NEEDS_INPUT_STATUSES, type OperationStatus } from '../domain/status.js';
 import { retryDelayMs } from '../domain/timing.js';
 import type { Lease, OperationRow, Store } from '../store/index.js';
@@ -36,6 +37,7 @@ import {
   withoutDelivery,
   type StoredAnswer,
 } from './input-requests.js';
+import { withInputExpiry } from './input-timers.js';
 import type { Metrics } from './metrics.js';
 import { nextCheckFor, planObservation, STALLED_SLOWDOWN, type TaskObservation } from './observation-plan.js';
 import { replyToObservation, type OperationService } from './operation-service.js';
@@ -139,7 +141,7 @@ export class AnswerDelivery {
           endpoint,
           { taskId: continuation.a2a_task_id, contextId: continuation.a2a_context_id, messageId: delivery.message_id, ...(delivery.text ? { text: delivery.text } : {}) },
           delivery.skill,
-          delivery.input,
+          operations.requests.openedIn(delivery.input),
           { timeoutMs },
         ),
       );
@@ -164,6 +166,7 @@ export class AnswerDelivery {
    */
   private async applyReply(row: OperationRow, lease: Lease, obs: TaskObservation): Promise<void> {
     const { store, operations, clock } = this.deps;
+    obs = await withInputExpiry(store, row.id, obs);
     const now = clock.now();
     const result = await store.operations.mutate(
       row.id,
@@ -179,6 +182,8 @@ export class AnswerDelivery {
         if (pending && plan.value === 'same' && (status === 'input-required' || status === 'auth-required')) {
           Object.assign(patch, inputColumnsForQuestion(status, obs, now));
           if (obs.message !== undefined) patch.input_message = obs.message;
+          // The new request's clock counts in the timer (its first reminder, its expiry).
+          Object.assign(patch, nextCheckFor(status, { ...current, ...patch }, operations.options, now, clock.random, obs.source));
           events.push({ source: obs.source, kind: 'input_requested', from: status, to: status, detail: { message: obs.message, reason: 'the seller asked again after the answer' } });
         }
         return { patch, events, value: plan.value };
@@ -190,17 +195,19 @@ export class AnswerDelivery {
 
   /** The seller refused the message on this continuation: it is gone, and the operation waits for a person again. */
   private async refused(row: OperationRow, lease: Lease, err: AdcpTransportError): Promise<void> {
+    const expiry = (await this.deps.store.settings.forOperation(row.id)).input_expiry;
     const now = this.deps.clock.now();
     await this.finish(row, lease, (current) => {
       const status = current.status as 'input-required' | 'auth-required';
+      const asked: OperationPatch = {
+        needs_input: 1,
+        input_request: JSON.stringify(withExpiry(sellerInputRequest(status, current.input_message ?? undefined, false, now), expiry)),
+        continuation: null,
+        answer: null,
+      };
       return {
-        patch: {
-          needs_input: 1,
-          input_request: JSON.stringify(sellerInputRequest(status, current.input_message ?? undefined, false, now)),
-          continuation: null,
-          answer: null,
-          ...this.normalTimer(current),
-        },
+        // The new request's clock counts in the timer (its first reminder, its expiry).
+        patch: { ...asked, ...this.normalTimer({ ...current, ...asked }) },
         events: [
           {
             source: 'call',

@@ -23,6 +23,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { redactedCredentials } from '../domain/credential-fields.js';
 import { checkAnswer, isSameAnswer, mergeParams, type Answer, type RecordedAnswer } from '../domain/input-request.js';
 import { deadlineFor } from '../domain/timing.js';
 import type { OperationRow, Store } from '../store/index.js';
@@ -38,6 +39,8 @@ import type { Metrics } from './metrics.js';
 import { buildOperation, requestWithoutOurParts, type WebhookMode } from './operation-builder.js';
 import type { OperationService } from './operation-service.js';
 import type { SpendApproval } from './spend-approval.js';
+import { ended, rejectionPlan, SELLER_NOT_TOLD } from './rejection.js';
+import { expiredForRejection } from '../domain/input-timers.js';
 import { CHECK_STEP, freshState, parseGovernance } from '../domain/governed-flow.js';
 import type { GovernanceFlow } from './governance/flow.js';
 
@@ -61,10 +64,6 @@ interface Taken {
   row: OperationRow;
 }
 
-const SELLER_NOT_TOLD =
-  'AdCP has no call to cancel a pending task (update_media_buy needs a media buy, and none was made), so the seller was not told: ' +
-  "its task stays waiting on its side until it expires; nothing was bought";
-
 export class AnswerService {
   constructor(private readonly deps: AnswerServiceDeps) {}
 
@@ -74,12 +73,22 @@ export class AnswerService {
     if (!row) throw new EngineError('operation_not_found', `operation ${operationId} not found`, 404);
     const request = parseInputRequest(row);
     if (row.needs_input !== 1 || !request) return this.alreadyDone(row, answer, actor);
+    // Expired with `reject`: too late, even in the moment before the timer has ended it.
+    const expiredAt = expiredForRejection(request, this.deps.clock.now());
+    if (expiredAt !== null) {
+      throw new EngineError('not_waiting', `operation ${row.id} no longer waits: its ${describeKind(request.kind)} request expired at ${new Date(expiredAt).toISOString()} unanswered and is rejected`, 409, {
+        status: row.status,
+        expired_at: new Date(expiredAt).toISOString(),
+        answered: null,
+      });
+    }
     const problem = checkAnswer(request, answer);
     if (problem) throw new EngineError(problem.code, problem.message, problem.status);
     const recorded: RecordedAnswer = {
       decision: answer.decision,
       ...(answer.message !== undefined ? { message: answer.message } : {}),
-      ...(answer.params !== undefined ? { params: answer.params } : {}),
+      // Kept with any credential in them sealed, like the request they correct (sealed-request.ts).
+      ...(answer.params !== undefined ? { params: this.deps.operations.requests.sealedIn(answer.params) } : {}),
       actor,
       at: new Date(this.deps.clock.now()).toISOString(),
       kind: request.kind,
@@ -131,7 +140,14 @@ export class AnswerService {
   /** The operation waits no longer: the same answer again is taken as done; anything else is 409 naming what happened. */
   private async alreadyDone(row: OperationRow, answer: Answer, actor: string): Promise<OperationRow> {
     const first = parseAnswer(row);
-    if (first && isSameAnswer(first, answer, actor)) {
+    if (first?.expired_at) {
+      throw new EngineError('not_waiting', `operation ${row.id} no longer waits: its ${describeKind(first.kind)} request expired at ${first.expired_at} unanswered and was rejected`, 409, {
+        status: row.status,
+        expired_at: first.expired_at,
+        answered: { actor: first.actor, decision: first.decision, message: first.message ?? null, at: first.at },
+      });
+    }
+    if (first && isSameAnswer({ ...first, params: this.deps.operations.requests.openedIn(first.params) }, answer, actor)) {
       const child = first.child_id ? await this.deps.store.operations.get(first.child_id) : undefined;
       return child ?? row;
     }
@@ -147,24 +163,19 @@ export class AnswerService {
 
   private async reject(row: OperationRow, recorded: RecordedAnswer): Promise<OperationRow> {
     const now = this.deps.clock.now();
-    const { taken, row: result } = await this.take(row, recorded, (current) => {
-      const events: NewEvent[] = [
-        answeredEvent(current, recorded),
-        { source: 'user', kind: 'transition', from: current.status, to: 'rejected', actor: recorded.actor, detail: { reason: recorded.message ?? 'rejected by a person' } },
-      ];
-      // A buy held before sending never reached the seller; a seller's question did.
-      if (current.status !== 'requested') {
-        events.push({ source: 'user', kind: 'seller_not_told', from: 'rejected', to: 'rejected', detail: { reason: SELLER_NOT_TOLD } });
-      }
-      return {
-        patch: {
-          ...ended('rejected', now),
-          error: JSON.stringify({ code: 'REJECTED_BY_BUYER', message: recorded.message ?? `rejected by ${recorded.actor}` }),
-          answer: JSON.stringify(recorded),
+    const { taken, row: result } = await this.take(row, recorded, (current) =>
+      rejectionPlan(
+        current,
+        recorded,
+        {
+          source: 'user',
+          reason: recorded.message ?? 'rejected by a person',
+          error: { code: 'REJECTED_BY_BUYER', message: recorded.message ?? `rejected by ${recorded.actor}` },
+          lead: answeredEvent(current, recorded),
         },
-        events,
-      };
-    });
+        now,
+      ),
+    );
     if (taken) this.deps.metrics.transition(row.type, row.status, 'rejected', 'user');
     return result;
   }
@@ -206,11 +217,12 @@ export class AnswerService {
   private async answerOnContinuation(row: OperationRow, recorded: RecordedAnswer, wait = true): Promise<OperationRow> {
     const { operations, clock, delivery } = this.deps;
     const now = clock.now();
-    const original = JSON.parse(row.request_body) as Record<string, unknown>;
-    const input = recorded.params ? mergeParams(original, recorded.params) : original;
+    const original = operations.requests.open(row.request_body);
+    const input = recorded.params ? mergeParams(original, operations.requests.openedIn(recorded.params)) : original;
     const stored: StoredAnswer = {
       ...recorded,
-      delivery: { message_id: randomUUID(), skill: row.type, input, ...(recorded.message ? { text: recorded.message } : {}), sent_at: null },
+      // The whole request again (our webhook secret included): stored sealed, opened to send.
+      delivery: { message_id: randomUUID(), skill: row.type, input: operations.requests.sealedIn(input), ...(recorded.message ? { text: recorded.message } : {}), sent_at: null },
     };
     const { taken, row: result } = await this.take(row, recorded, (current) => ({
       patch: { ...answered(recorded), answer: JSON.stringify(stored), ...dueNowLeasedBy(operations.options.instanceId, current, now, operations.leaseMs, ANSWER_CHECK) },
@@ -228,7 +240,7 @@ export class AnswerService {
     const { store, secrets, operations, spendApproval, clock, metrics } = this.deps;
     const agent = await store.agents.get(row.agent_id);
     if (!agent) throw new EngineError('agent_not_found', `agent ${row.agent_id} not found`, 404);
-    const params = mergeParams(requestWithoutOurParts(row.request_body), recorded.params ?? {});
+    const params = mergeParams(requestWithoutOurParts(operations.requests.open(row.request_body)), operations.requests.openedIn(recorded.params) ?? {});
     // The corrected buy is a new spend: the tenant's own rule applies to it too.
     const hold = await spendApproval.holdFor(row.tenant_id, row.type, params);
     const now = clock.now();
@@ -317,20 +329,8 @@ function answered(recorded: RecordedAnswer): OperationPatch {
   return { needs_input: 0, input_request: null, input_message: null, answer: JSON.stringify(recorded), stalled: 0, stalled_reason: null };
 }
 
-function ended(status: 'rejected' | 'canceled', now: number): OperationPatch {
-  return {
-    status,
-    status_since: now,
-    completed_at: now,
-    needs_input: 0,
-    input_request: null,
-    input_message: null,
-    continuation: null,
-    next_check_at: null,
-    check_kind: null,
-    stalled: 0,
-    stalled_reason: null,
-  };
+function describeKind(kind: string): string {
+  return kind.replace('_', ' ');
 }
 
 /** Due now and leased by this instance, which acts on it at once; if we die, the lease runs out and the scheduler does. */
@@ -349,7 +349,7 @@ function answeredEvent(current: OperationRow, recorded: RecordedAnswer): NewEven
       kind: recorded.kind,
       decision: recorded.decision,
       ...(recorded.message !== undefined ? { message: recorded.message } : {}),
-      ...(recorded.params !== undefined ? { params: recorded.params } : {}),
+      ...(recorded.params !== undefined ? { params: redactedCredentials(recorded.params) } : {}),
     },
   };
 }

@@ -12,6 +12,7 @@
  */
 import { sellerInputRequest, type InputRequest, type RecordedAnswer } from '../domain/input-request.js';
 import { NEEDS_INPUT_STATUSES, type AdcpTaskStatus } from '../domain/status.js';
+import { withExpiry, type InputExpiryPolicy } from '../domain/input-timers.js';
 import type { OperationPatch, OperationRow } from '../store/operations-repo.js';
 
 /** `check_kind` of an operation whose answer is due to be sent (or resent) on its continuation. */
@@ -43,6 +44,8 @@ export interface ObservedReply {
   source: string;
   message?: string;
   a2a?: { taskId?: string; contextId?: string; state?: AdcpTaskStatus };
+  /** The tenant's expiry rules, stamped on a request this reply makes (see withInputExpiry). */
+  inputExpiry?: InputExpiryPolicy | null;
 }
 
 export function continuationOf(obs: ObservedReply, now: number): StoredContinuation | null {
@@ -74,7 +77,7 @@ export function inputColumnsForQuestion(status: 'input-required' | 'auth-require
   const continuation = continuationOf(obs, now);
   return {
     needs_input: 1,
-    input_request: JSON.stringify(sellerInputRequest(status, obs.message, continuation !== null, now)),
+    input_request: JSON.stringify(withExpiry(sellerInputRequest(status, obs.message, continuation !== null, now), obs.inputExpiry)),
     continuation: continuation ? JSON.stringify(continuation) : null,
     answer: null,
   };

@@ -17,6 +17,8 @@ export class Metrics {
   private readonly webhooks: Counter;
   private readonly polls: Counter;
   private readonly conflicts: Counter;
+  private readonly inputReminders: Counter;
+  private readonly inputExpiries: Counter;
   readonly approvalDuration: Histogram;
   readonly asyncDuration: Histogram;
   readonly circuitState: Gauge;
@@ -37,6 +39,8 @@ export class Metrics {
     this.webhooks = new Counter({ name: `${p}webhooks_received_total`, help: 'Inbound webhooks by outcome', labelNames: ['outcome'], registers });
     this.polls = new Counter({ name: `${p}polls_total`, help: 'Task polls', labelNames: ['agent', 'outcome'], registers });
     this.conflicts = new Counter({ name: `${p}terminal_conflicts_total`, help: 'A different terminal status observed after the first', labelNames: ['type'], registers });
+    this.inputReminders = new Counter({ name: `${p}input_reminders_total`, help: 'Reminders of requests still waiting for a person', labelNames: ['kind'], registers });
+    this.inputExpiries = new Counter({ name: `${p}input_expired_total`, help: 'Requests that expired unanswered, by what the expiry did', labelNames: ['kind', 'then'], registers });
     const buckets = [1, 5, 30, 60, 300, 900, 3600, 4 * 3600, 24 * 3600, 72 * 3600];
     this.approvalDuration = new Histogram({ name: `${p}approval_duration_seconds`, help: 'input-required until answered', labelNames: ['type'], buckets, registers });
     this.asyncDuration = new Histogram({ name: `${p}async_duration_seconds`, help: 'submitted until terminal', labelNames: ['type'], buckets, registers });
@@ -124,5 +128,11 @@ export class Metrics {
   }
   governanceOutcome(outcome: string, status: string): void {
     this.governanceOutcomes.inc({ outcome, status });
+  }
+  inputReminder(kind: string): void {
+    this.inputReminders.inc({ kind });
+  }
+  inputExpired(kind: string, then: string): void {
+    this.inputExpiries.inc({ kind, then });
   }
 }

@@ -11,6 +11,8 @@ import type { ResultIssue } from '../adcp/task-result.js';
 import type { MutationPlan, NewEvent, OperationPatch, OperationRow } from '../store/operations-repo.js';
 import { resultInvalidEvent } from './conflict-events.js';
 import { ANSWER_CHECK, inputColumnsOnTransition } from './input-requests.js';
+import { inputTimerAt, reminderPolicyOf, type InputTimerRow } from './input-timers.js';
+import type { InputExpiryPolicy } from '../domain/input-timers.js';
 
 export interface TaskObservation {
   status: AdcpTaskStatus;
@@ -32,6 +34,11 @@ export interface TaskObservation {
   resultIssues?: ResultIssue[];
   /** The webhook delivery's idempotency_key, for audit records. */
   deliveryKey?: string;
+  /**
+   * The tenant's expiry rules for requests to a person, looked up by the engine when
+   * the observation may ask one (withInputExpiry); null when the tenant has none.
+   */
+  inputExpiry?: InputExpiryPolicy | null;
 }
 
 export interface TimingPolicy {
@@ -59,12 +66,12 @@ export const STALLED_SLOWDOWN = 10;
 
 /**
  * When the scheduler should look at an operation next, given the status it is in.
- * The timer is pulled in to the deadline (so passing it is noticed on time) and, for
- * input-required, to the reminder time.
+ * The timer is pulled in to the deadline (so passing it is noticed on time) and, while
+ * a person is asked something, to the next reminder or the request's expiry.
  */
 export function nextCheckFor(
   status: OperationStatus,
-  row: Pick<OperationRow, 'webhook_mode' | 'poll_count'> & Partial<Pick<OperationRow, 'stalled' | 'deadline_at' | 'status_since' | 'reminded_at'>>,
+  row: Pick<OperationRow, 'webhook_mode' | 'poll_count'> & Partial<Pick<OperationRow, 'stalled' | 'deadline_at'>> & Omit<InputTimerRow, 'status'>,
   timing: TimingPolicy,
   now: number,
   random: () => number,
@@ -97,9 +104,9 @@ export function nextCheckFor(
   if (row.stalled) delay *= STALLED_SLOWDOWN;
   let at = now + delay;
   if (!row.stalled && row.deadline_at != null) at = Math.min(at, Math.max(row.deadline_at, now));
-  if (status === 'input-required' && row.reminded_at == null && row.status_since != null) {
-    at = Math.min(at, Math.max(row.status_since + (timing.inputReminderMs ?? 300_000), now));
-  }
+  // A request to a person keeps its own clock: the next reminder, or its expiry, comes first.
+  const inputAt = inputTimerAt({ ...row, status }, reminderPolicyOf(timing));
+  if (inputAt !== null) at = Math.min(at, Math.max(inputAt, now));
   return { next_check_at: at, check_kind: 'poll' };
 }
 

@@ -15,6 +15,8 @@ import type { NewEvent } from '../store/operations-repo.js';
 import { newOperationRow } from '../store/operation-row.js';
 import type { SecretBox } from '../store/secret-box.js';
 import { EngineError } from './errors.js';
+import { heldTimer, reminderPolicyOf } from './input-timers.js';
+import { RequestSealer } from './sealed-request.js';
 
 export type WebhookMode = 'rfc9421' | 'hmac' | 'bearer' | 'none';
 
@@ -50,6 +52,8 @@ export interface BuildOptions {
   deadlinesMs: Record<string, number>;
   instanceId: string;
   leaseMs: number;
+  /** ADCP_ORCH_INPUT_REMINDER_MS: a held operation's only timer is its request's clock. */
+  inputReminderMs?: number;
 }
 
 export interface BuiltOperation {
@@ -92,14 +96,16 @@ export function buildOperation(
   const held = input.hold !== undefined;
   const governed = input.governance !== undefined;
   const leased = claim && !held;
+  // Due at once: the first thing to do is send it. A held buy is sent only by a person's
+  // approval; its timer is its request's clock (reminders, expiry), which never sends.
+  // A governed one starts at its check: it is sent only once approved.
+  const timer = held ? heldTimer(input.hold!, reminderPolicyOf(options)) : { next_check_at: now, check_kind: governed ? CHECK_STEP : 'send' };
   const row = newOperationRow(
-    { id, tenant_id: input.tenantId, agent_id: agent.id, type: input.task, idempotency_key: idempotencyKey, request_body: JSON.stringify(params), created_at: now },
+    { id, tenant_id: input.tenantId, agent_id: agent.id, type: input.task, idempotency_key: idempotencyKey, request_body: new RequestSealer(secrets).seal(params), created_at: now },
     {
       deadline_at: deadlineFor(input.task, now, options.deadlinesMs),
       status_since: now,
-      // Due at once: the first thing to do is send it. A held buy has no timer: only a person moves it.
-      next_check_at: held ? null : now,
-      check_kind: held ? null : governed ? CHECK_STEP : 'send',
+      ...timer,
       attempt: leased ? 1 : 0,
       lease_owner: leased ? options.instanceId : null,
       lease_until: leased ? now + options.leaseMs : null,
@@ -137,6 +143,8 @@ function webhookFor(task: string, requested: WebhookMode | undefined, operationI
   if (mode === 'none') return none;
   if (!publicUrl) throw new EngineError('webhook_unavailable', 'webhooks need ADCP_ORCH_PUBLIC_URL to be set', 400);
   if (!acceptsPushNotifications(task)) return none;
+  // Stored as is, not hashed: it names the operation and authenticates nothing (each mode checks
+  // its own key or sealed secret; `none` gets 404), and it is in the stored request's URL anyway.
   const token = randomBytes(24).toString('base64url');
   const config: Record<string, unknown> = { url: `${publicUrl}/webhooks/adcp/${token}`, operation_id: operationId };
   let secretSealed: string | null = null;
@@ -149,9 +157,9 @@ function webhookFor(task: string, requested: WebhookMode | undefined, operationI
   return { mode, token, secretSealed, config };
 }
 
-/** The request a new operation sends again after an earlier one: without our per-operation parts, which it gets afresh. */
-export function requestWithoutOurParts(requestBody: string): Record<string, unknown> {
-  const { idempotency_key: _k, push_notification_config: _p, context, ...rest } = JSON.parse(requestBody) as Record<string, unknown>;
+/** The request (opened) a new operation sends again after an earlier one: without our per-operation parts, which it gets afresh. */
+export function requestWithoutOurParts(request: Record<string, unknown>): Record<string, unknown> {
+  const { idempotency_key: _k, push_notification_config: _p, context, ...rest } = request;
   if (isObject(context)) {
     const { orchestrator_operation_id: _id, ...theirs } = context;
     if (Object.keys(theirs).length > 0) return { ...rest, context: theirs };

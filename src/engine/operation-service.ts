@@ -17,6 +17,7 @@ import type { Store, OperationRow, Lease, EventRow } from '../store/index.js';
 import { buildOperation, requestFingerprint, type CreateOperationInput } from './operation-builder.js';
 import type { MutateResult, MutationPlan, NewEvent, OperationPatch } from '../store/operations-repo.js';
 import type { SecretBox } from '../store/secret-box.js';
+import { RequestSealer } from './sealed-request.js';
 import { endpointFor } from './agent-endpoints.js';
 import { lookUpMediaBuy, type LookupVerdict } from './media-buy-lookup.js';
 import type { ChangeBus } from './change-bus.js';
@@ -27,6 +28,7 @@ import { BrokenCircuitError, type AgentBreakers } from './breakers.js';
 import { planObservation, STALLED_SLOWDOWN, type ObservationOutcome, type TaskObservation, type TimingPolicy } from './observation-plan.js';
 import type { Tx } from '../store/tx.js';
 import { isUniqueViolation } from '../store/db.js';
+import { INPUT_TIMER_CHECK, withInputExpiry, type InputTimers } from './input-timers.js';
 import type { GovernanceHooks } from './governance/hooks.js';
 
 export type { CreateOperationInput, WebhookMode } from './operation-builder.js';
@@ -44,6 +46,8 @@ export interface EngineOptions extends TimingPolicy {
 }
 
 export class OperationService {
+  /** Stored requests keep their credentials sealed (sealed-request.ts); everything that sends one opens it here. */
+  readonly requests: RequestSealer;
   /** Governed operations' own steps and their two points in the send path (set once the governance flow is built). */
   governance?: GovernanceHooks;
 
@@ -57,7 +61,11 @@ export class OperationService {
     private readonly log: Logger,
     readonly options: EngineOptions,
     private readonly breakers: AgentBreakers,
-  ) {}
+    /** Reminders and expiry of what waits for a person (src/engine/input-timers.ts). */
+    readonly inputTimers: InputTimers,
+  ) {
+    this.requests = new RequestSealer(secrets);
+  }
 
   /** Lease long enough to cover one call plus writing its outcome. */
   get leaseMs(): number {
@@ -92,7 +100,7 @@ export class OperationService {
       throw new EngineError('idempotency_conflict', 'this idempotency_key is already in use', 409);
     }
     // Compare what the seller would compare: the request without our per-attempt parts.
-    if (existing.type !== attempted.type || requestFingerprint(JSON.parse(existing.request_body)) !== requestFingerprint(params)) {
+    if (existing.type !== attempted.type || requestFingerprint(this.requests.open(existing.request_body)) !== requestFingerprint(params)) {
       throw new EngineError('idempotency_conflict', 'this idempotency_key was used for a different request', 409);
     }
     return existing;
@@ -117,11 +125,16 @@ export class OperationService {
    */
   async runClaimed(row: OperationRow): Promise<void> {
     const now = this.clock.now();
+    // A held request's clock: never a send, only a person's answer sends what waits for one.
+    if (row.check_kind === INPUT_TIMER_CHECK) return this.inputTimers.run(row);
     if (isTerminal(row.status as OperationStatus)) {
       await this.finish(row.id, leaseOf(row), () => ({ patch: { next_check_at: null, check_kind: null }, value: null }));
       return;
     }
     row = await this.noteTimers(row, now);
+    const noted = await this.inputTimers.noteClaimed(row);
+    if (!noted) return; // its request expired and the operation ended (or the lease moved on)
+    row = noted;
     if (row.attempt > this.options.maxAttempts) {
       await this.giveUp(row, `no progress after ${row.attempt - 1} attempts`);
       return;
@@ -135,31 +148,18 @@ export class OperationService {
     else await this.poll(row);
   }
 
-  /** Deadline passed → stalled (not a seller failure); input-required too long → a reminder. Both recorded once. */
+  /** Deadline passed → stalled (not a seller failure), recorded once. Reminders are the input timers' (above). */
   private async noteTimers(row: OperationRow, now: number): Promise<OperationRow> {
     const deadlinePassed = row.deadline_at != null && now >= row.deadline_at && row.stalled === 0;
-    const reminderDue =
-      row.status === 'input-required' && row.reminded_at == null && row.status_since != null && now - row.status_since >= (this.options.inputReminderMs ?? 300_000);
-    if (!deadlinePassed && !reminderDue) return row;
-    const result = await this.commit(row.id, leaseOf(row), (current) => {
-      const events: NewEvent[] = [];
-      const patch: OperationPatch = {};
-      if (deadlinePassed) {
-        patch.stalled = 1;
-        patch.stalled_reason = `deadline passed: ${current.type} has run past ${new Date(current.deadline_at!).toISOString()}`;
-        events.push({ source: 'timer', kind: 'deadline_passed', from: current.status, to: current.status, detail: { deadline_at: current.deadline_at } });
-      }
-      if (reminderDue) {
-        patch.reminded_at = now;
-        events.push({ source: 'timer', kind: 'reminder', from: current.status, to: current.status, detail: { waiting_ms: now - (current.status_since ?? now), message: current.input_message } });
-      }
-      return { patch, events, value: null };
-    });
+    if (!deadlinePassed) return row;
+    const result = await this.commit(row.id, leaseOf(row), (current) => ({
+      patch: { stalled: 1, stalled_reason: `deadline passed: ${current.type} has run past ${new Date(current.deadline_at!).toISOString()}` },
+      events: [{ source: 'timer', kind: 'deadline_passed', from: current.status, to: current.status, detail: { deadline_at: current.deadline_at } }],
+      value: null,
+    }));
     if (result.outcome !== 'applied') return row;
-    if (deadlinePassed) {
-      this.metrics.timedOutOne(row.type);
-      this.log.warn({ operation_id: row.id, type: row.type }, 'operation passed its deadline; marked stalled');
-    }
+    this.metrics.timedOutOne(row.type);
+    this.log.warn({ operation_id: row.id, type: row.type }, 'operation passed its deadline; marked stalled');
     return result.row;
   }
 
@@ -167,7 +167,7 @@ export class OperationService {
     if (row.type !== 'create_media_buy') return { kind: 'unavailable', reason: `no natural-key lookup for ${row.type}` };
     const agent = await this.store.agents.get(row.agent_id);
     if (!agent) return { kind: 'unavailable', reason: 'agent was removed' };
-    return lookUpMediaBuy(this.adcp, endpointFor(agent, this.secrets), JSON.parse(row.request_body), row.created_at, this.options.callTimeoutMs);
+    return lookUpMediaBuy(this.adcp, endpointFor(agent, this.secrets), this.requests.open(row.request_body), row.created_at, this.options.callTimeoutMs);
   }
 
   /** An open breaker: the work waits for the half-open probe, and the wait is not counted as an attempt. */
@@ -178,7 +178,7 @@ export class OperationService {
 
   async send(row: OperationRow): Promise<void> {
     const lease = leaseOf(row);
-    let args = JSON.parse(row.request_body) as Record<string, unknown>;
+    let args: Record<string, unknown> | undefined;
     if (row.governance && this.governance) {
       // A governed spend goes only with an approval still usable; without one it goes back to its check.
       const authorized = await this.governance.argumentsFor(row, lease);
@@ -232,7 +232,7 @@ export class OperationService {
     let reply: TaskReply;
     try {
       reply = await this.breakers.execute(agent.id, agent.name, () =>
-        this.adcp.callTask(endpointFor(agent, this.secrets), row.type, args, { timeoutMs: this.options.callTimeoutMs }),
+        this.adcp.callTask(endpointFor(agent, this.secrets), row.type, args ?? this.requests.open(row.request_body), { timeoutMs: this.options.callTimeoutMs }),
       );
     } catch (err) {
       if (err instanceof BrokenCircuitError) {
@@ -289,6 +289,7 @@ export class OperationService {
     obs: TaskObservation,
     alongside?: (trx: Tx, outcome: ObservationOutcome) => Promise<void>,
   ): Promise<MutateResult<ObservationOutcome>> {
+    obs = await withInputExpiry(this.store, operationId, obs);
     const now = this.clock.now();
     const result = await this.store.operations.mutate(operationId, lease, this.observationPlan(lease, obs, now), now, alongside);
     await this.observed(operationId, result);
@@ -307,6 +308,7 @@ export class OperationService {
     obs: TaskObservation,
     alongside?: (trx: Tx, outcome: ObservationOutcome) => Promise<void>,
   ): Promise<MutateResult<ObservationOutcome>> {
+    obs = await withInputExpiry(this.store, operationId, obs, trx);
     const now = this.clock.now();
     return this.store.operations.mutateIn(trx, operationId, lease, this.observationPlan(lease, obs, now), now, alongside);
   }

@@ -8,7 +8,7 @@
  */
 import type { Logger } from 'pino';
 import type { AdcpClient, ListedTask } from '../adcp/types.js';
-import { isTerminal, type AdcpTaskStatus } from '../domain/status.js';
+import { isTerminal, NEEDS_INPUT_STATUSES, type AdcpTaskStatus } from '../domain/status.js';
 import { ANSWER_CHECK } from './input-requests.js';
 import type { AgentRow, Store } from '../store/index.js';
 import { isUniqueViolation } from '../store/db.js';
@@ -194,7 +194,8 @@ export class Reconciler {
 
   /** True when adopted; false when someone bound or adopted the task meanwhile. */
   private async adopt(agent: AgentRow, task: ListedTask): Promise<boolean> {
-    const { row, event } = adoptedOperation(agent, task, this.options.timing, this.clock.now(), this.clock.random);
+    const inputExpiry = NEEDS_INPUT_STATUSES.has(task.status) ? (await this.store.settings.get(agent.tenant_id)).settings.input_expiry : undefined;
+    const { row, event } = adoptedOperation(agent, task, this.options.timing, this.clock.now(), this.clock.random, inputExpiry);
     try {
       const written = await this.store.operations.insert(row, event);
       this.bus.publish({ operation: row, ...written });

@@ -2,9 +2,11 @@
  * The tenant's own rule that holds a buy for a person before anything is sent
  * (DESIGN.md §5.1 `spend_approval`): asked for per buy (`approval: "required"`),
  * or by the tenant's `approval_over` threshold, which applies to every
- * create_media_buy the tenant starts, however it is started.
+ * create_media_buy the tenant starts, however it is started. The request gets the
+ * tenant's expiry for spend approvals (settings `input_expiry.spend_approval`).
  */
 import { spendApprovalRequest, spendHold, type InputRequest } from '../domain/input-request.js';
+import { withExpiry } from '../domain/input-timers.js';
 import type { Store } from '../store/index.js';
 import type { Clock } from './clock.js';
 
@@ -19,6 +21,7 @@ export class SpendApproval {
     if (task !== 'create_media_buy') return undefined;
     const { settings } = await this.store.settings.get(tenantId);
     const reason = spendHold(params, approval, settings.approval_over);
-    return reason ? spendApprovalRequest(reason, this.clock.now()) : undefined;
+    // Stamped when the request is made: a later change of the settings does not move it.
+    return reason ? withExpiry(spendApprovalRequest(reason, this.clock.now()), settings.input_expiry) : undefined;
   }
 }

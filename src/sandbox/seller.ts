@@ -65,6 +65,12 @@ export interface SandboxSellerOptions {
   /** Serve A2A as well. Default true. */
   a2a?: boolean;
   /**
+   * Sees the raw body of every MCP POST before it is handled, so a test can compare
+   * the exact bytes a buyer sent. A promise holds the request until it settles (a
+   * test stages a buyer crash mid-call); 'drop' then closes the connection unanswered.
+   */
+  onMcpRequest?: (rawBody: string) => void | 'drop' | Promise<void | 'drop'>;
+  /**
    * sandbox_auth_required stops asking once a call (or an A2A answer) carries
    * `Authorization: Bearer <freshToken>`: the buyer refreshed its credentials.
    */
@@ -191,6 +197,10 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
     const body = await readJsonRpc(req, res);
     if (!body) return;
     const { parsed, raw } = body;
+    if (raw !== undefined && opts.onMcpRequest && (await opts.onMcpRequest(raw)) === 'drop') {
+      res.destroy();
+      return;
+    }
     const args = createMediaBuyArgs(parsed);
     if (args && raw !== undefined) {
       const fault = core.httpFaultFor(args);

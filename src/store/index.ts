@@ -15,6 +15,7 @@ import { SubscriptionsRepo } from './subscriptions-repo.js';
 import { SubscriptionDeliveriesRepo } from './subscription-deliveries-repo.js';
 import { SettingsRepo } from './settings-repo.js';
 import { CampaignsRepo } from './campaigns-repo.js';
+import { SessionsRepo } from './sessions-repo.js';
 
 export interface Store {
   db: Db;
@@ -32,6 +33,7 @@ export interface Store {
   subscriptionDeliveries: SubscriptionDeliveriesRepo;
   settings: SettingsRepo;
   campaigns: CampaignsRepo;
+  sessions: SessionsRepo;
   close(): Promise<void>;
 }
 
@@ -58,6 +60,7 @@ export function storeFor(db: Db, opts: StoreOptions = {}): Store {
     subscriptionDeliveries: new SubscriptionDeliveriesRepo(db),
     settings: new SettingsRepo(db),
     campaigns: new CampaignsRepo(db),
+    sessions: new SessionsRepo(db),
     close: () => db.close(),
   };
 }

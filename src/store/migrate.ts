@@ -18,6 +18,8 @@ import { reconcileRetry } from './migrations/009-reconcile-retry.js';
 import { subscriptions } from './migrations/008-subscriptions.js';
 import { inputRequests } from './migrations/006-input-requests.js';
 import { governance } from './migrations/015-governance.js';
+import { inputTimers } from './migrations/016-input-timers.js';
+import { sessions } from './migrations/013-sessions.js';
 
 export function migrationsFor(db: Db): Record<string, Migration> {
   return {
@@ -32,6 +34,8 @@ export function migrationsFor(db: Db): Record<string, Migration> {
     '008-subscriptions': subscriptions,
     '006-input-requests': inputRequests,
     '015-governance': governance,
+    '016-input-timers': inputTimers,
+    '013-sessions': sessions,
   };
 }
 
@@ -39,8 +43,19 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
   // Kysely's migration lock is a no-op on SQLite (it assumes one connection), but two
   // processes may start on one new file at once: run the whole migration under the
   // write lock (BEGIN IMMEDIATE), so the second waits and then finds nothing to do.
-  if (db.dialect === 'sqlite') return inWriteTransaction(db, (conn) => runMigrations(db, conn as Kysely<Database>), { group: false });
+  // Taken only when something is pending: the common start (nothing to do) never waits on
+  // the lock, and several connections of one process (tests, tools) never block each other.
+  if (db.dialect === 'sqlite') {
+    if (!(await hasPendingMigrations(db))) return [];
+    return inWriteTransaction(db, (conn) => runMigrations(db, conn as Kysely<Database>), { group: false });
+  }
   return runMigrations(db, db.kysely);
+}
+
+async function hasPendingMigrations(db: Db): Promise<boolean> {
+  const provider: MigrationProvider = { getMigrations: async () => migrationsFor(db) };
+  const known = await new Migrator({ db: db.kysely, provider, allowUnorderedMigrations: true }).getMigrations();
+  return known.some((m) => m.executedAt === undefined);
 }
 
 async function runMigrations(db: Db, conn: Kysely<Database>): Promise<string[]> {

@@ -19,7 +19,7 @@ import { CompiledQueries, isPrimitive } from './compiled.js';
 import type { NotificationRow, NotificationsRepo } from './notifications-repo.js';
 
 /** Columns added after the first schema are optional here, so code that builds rows need not know them all. */
-type LaterColumns = 'status_since' | 'reminded_at' | 'input_request' | 'continuation' | 'answer' | 'governance';
+type LaterColumns = 'status_since' | 'reminded_at' | 'input_request' | 'continuation' | 'answer' | 'input_reminders' | 'input_expired_at' | 'governance';
 export type OperationRow = Omit<Selectable<OperationsTable>, LaterColumns> & Partial<Pick<Selectable<OperationsTable>, LaterColumns>>;
 export type OperationPatch = Partial<Omit<OperationRow, 'id' | 'tenant_id' | 'agent_id' | 'created_at'>>;
 
@@ -148,9 +148,10 @@ export class OperationsRepo {
     if (filters.needsInput !== undefined) q = q.where('needs_input', '=', filters.needsInput ? 1 : 0);
     if (filters.stalled !== undefined) q = q.where('stalled', '=', filters.stalled ? 1 : 0);
     if (cursor) {
-      q = q.where((eb) =>
-        eb.or([eb('created_at', '<', cursor.createdAt), eb.and([eb('created_at', '=', cursor.createdAt), eb('id', '<', cursor.id)])]),
-      );
+      // A row-value comparison, which both SQLite and PostgreSQL seek to on the (tenant_id,
+      // created_at, id) index; the equivalent OR of two conditions makes SQLite scan from the
+      // newest row down to the cursor, so deep pages got slower the deeper they were.
+      q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(cursor.createdAt, cursor.id)));
     }
     return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
   }

@@ -88,6 +88,10 @@ export interface OperationsTable {
   answer?: string | null;
   /** JSON GovernedState (src/domain/governed-flow.ts) of a governed operation; null otherwise. */
   governance?: string | null;
+  /** Reminders sent for the current input request (src/domain/input-timers.ts). */
+  input_reminders?: number;
+  /** When the current input request's expiry was acted on. */
+  input_expired_at?: number | null;
 }
 
 export interface OperationEventsTable {
@@ -151,6 +155,7 @@ export interface Database {
   subscription_secrets: SubscriptionSecretsTable;
   subscription_deliveries: SubscriptionDeliveriesTable;
   subscription_delivery_attempts: SubscriptionDeliveryAttemptsTable;
+  sessions: SessionsTable;
   tenant_settings: TenantSettingsTable;
   campaigns: CampaignsTable;
 }
@@ -307,4 +312,14 @@ export interface CampaignsTable {
   completed_at: number | null;
   /** The key name of who created it. */
   created_by: string | null;
+}
+
+/** A signed-in dashboard browser (src/ui/): acts as its API key until `expires_at`. */
+export interface SessionsTable {
+  /** SHA-256 (hex) of the token in the session cookie; the token is never stored. */
+  token_hash: string;
+  tenant_id: string;
+  key_id: string;
+  created_at: number;
+  expires_at: number;
 }

@@ -1,9 +1,13 @@
 /** A tenant's own settings (DESIGN.md §5.1): one small JSON document per tenant. */
+import type { InputExpiryPolicy } from '../domain/input-timers.js';
 import type { Db } from './db.js';
+import type { Tx } from './tx.js';
 
 export interface TenantSettings {
   /** Buys spending more than this wait for a person's approval before anything is sent. */
   approval_over?: { amount: number; currency: string };
+  /** How long each kind of request may wait for a person, and what happens then. */
+  input_expiry?: InputExpiryPolicy;
 }
 
 export interface StoredSettings {
@@ -19,6 +23,19 @@ export class SettingsRepo {
     const row = await this.db.kysely.selectFrom('tenant_settings').selectAll().where('tenant_id', '=', tenantId).executeTakeFirst();
     if (!row) return { settings: {}, updated_at: null, updated_by: null };
     return { settings: JSON.parse(row.settings) as TenantSettings, updated_at: row.updated_at, updated_by: row.updated_by };
+  }
+
+  /**
+   * The settings of the tenant an operation belongs to, read on `conn` (a write
+   * transaction in progress may pass its own: one statement, no other await).
+   */
+  async forOperation(operationId: string, conn: Tx = this.db.kysely): Promise<TenantSettings> {
+    const row = await conn
+      .selectFrom('tenant_settings')
+      .select('settings')
+      .where('tenant_id', '=', (eb) => eb.selectFrom('operations').select('tenant_id').where('id', '=', operationId))
+      .executeTakeFirst();
+    return row ? (JSON.parse(row.settings) as TenantSettings) : {};
   }
 
   /** Replaces the tenant's settings as a whole (PUT semantics). */

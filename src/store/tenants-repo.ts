@@ -28,7 +28,7 @@ export interface KeyHolder {
 export interface NewApiKey {
   /** Adopt this key (given by the operator) instead of minting one. */
   key?: string;
-  /** Default `key-<prefix>`. */
+  /** Default `key-<prefix>` (see apiKeyLabel; a random one when the prefix is empty). */
   name?: string;
   /** Default admin, so that a key made without asking can do what every key could before roles. */
   role?: Role;
@@ -52,6 +52,16 @@ export function hashApiKey(key: string): string {
 
 export function newApiKey(): string {
   return `aok_${randomBytes(32).toString('base64url')}`;
+}
+
+/**
+ * What is kept in clear to tell keys apart: the first 8 characters of a key we
+ * minted (4 of its 43 random ones; the rest stays unguessable), nothing of a key
+ * the operator chose (ADCP_ORCH_API_KEY may be as short as 16 characters, and 8
+ * of them would be half of it).
+ */
+export function apiKeyLabel(key: string): string {
+  return /^aok_[A-Za-z0-9_-]{43}$/.test(key) ? key.slice(0, 8) : '';
 }
 
 const KEY_COLUMNS = ['id', 'tenant_id', 'name', 'role', 'prefix', 'created_at'] as const;
@@ -93,12 +103,13 @@ export class TenantsRepo {
     const key = options.key ?? newApiKey();
     const role = options.role ?? 'admin';
     if (!isRole(role)) throw new Error(`not a key role: ${String(role)}`);
-    const prefix = key.slice(0, 8);
-    const name = options.name ?? `key-${prefix}`;
+    const prefix = apiKeyLabel(key);
+    const id = randomUUID();
+    // The default name is shown and recorded with every action: no part of an operator's key goes in it.
+    const name = options.name ?? `key-${prefix || id.slice(0, 8)}`;
     const problem = keyNameProblem(name);
     if (problem) throw new Error(`key name ${problem}`);
     const ifNameTaken = options.ifNameTaken ?? (options.name === undefined ? 'suffix' : 'fail');
-    const id = randomUUID();
     const row = { id, tenant_id: tenantId, key_hash: hashApiKey(key), prefix, name, role, created_at: options.now ?? Date.now() };
 
     const insert = (values: typeof row) =>

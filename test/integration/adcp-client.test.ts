@@ -37,8 +37,12 @@ const reply = (structuredContent: Record<string, unknown>, isError = false): Too
   ...(isError ? { isError } : {}),
 });
 
+/** What the last `echo` call received, as the agent saw it. */
+let received: { args: Record<string, unknown>; authorization: string | undefined } | undefined;
+
 /** Raw replies by scenario; `echo` returns the arguments the seller received. */
 function scenario(args: Record<string, unknown>, authorization: string | undefined): ToolResult {
+  if (args.scenario === 'echo') received = { args, authorization };
   switch (args.scenario) {
     case 'rejected':
       return reply({ status: 'rejected', message: 'inventory withdrawn', context: args.context });
@@ -201,12 +205,16 @@ describe.each([
 
   it('sends params exactly as given, with the bearer token', async () => {
     const sent = params('echo');
+    received = undefined;
     const r = await client.callTask(agent(), 'raw_reply', sent);
     expect(r.status).toBe('completed');
     // Nothing added (no adcp_major_version), nothing changed (same key, same webhook).
-    expect(r.data.received).toEqual(sent);
+    expect(received!.args).toEqual(sent);
     // The MCP server hands handlers the request headers; the A2A adapter does not.
-    if (_protocol === 'mcp') expect(r.data.authorization).toBe(`Bearer ${TOKEN}`);
+    if (_protocol === 'mcp') expect(received!.authorization).toBe(`Bearer ${TOKEN}`);
+    // What the agent echoes back has our token and webhook URL scrubbed out.
+    expect(r.data.received).toEqual({ ...sent, push_notification_config: { ...sent.push_notification_config, url: '[redacted]' } });
+    if (_protocol === 'mcp') expect(r.data.authorization).toBe('Bearer [redacted]');
   });
 
   it('returns an AdCP error reply as failed with the error, retry_after rounded up', async () => {

@@ -42,6 +42,19 @@ describe('API input handling', () => {
     expect(await countOperations()).toBe(before);
   });
 
+  it('refuses an agent URL carrying credentials, without echoing them', async () => {
+    for (const url of ['http://user:pa55word-in-url@127.0.0.1:9/mcp', 'http://pa55word-in-url@127.0.0.1:9/mcp']) {
+      const res = await orch.api('POST', '/v1/agents', { name: 'x', role: 'seller', protocol: 'mcp', url });
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('invalid_request');
+      expect(JSON.stringify(res.body)).toContain('must not carry credentials');
+      expect(JSON.stringify(res.body)).not.toContain('pa55word-in-url');
+    }
+    const signing = await orch.api('POST', '/v1/agents', { name: 'x', role: 'seller', protocol: 'mcp', url: 'http://127.0.0.1:9/mcp', webhook_signing: { jwks_uri: 'https://u:pa55word-in-url@keys.example/jwks.json' } });
+    expect(signing.status).toBe(400);
+    expect((await orch.api('GET', '/v1/agents')).body.agents).toHaveLength(1);
+  });
+
   it('answers a wrong or missing API key with 401 unauthorized', async () => {
     for (const authorization of ['Bearer not-a-key', 'Basic abc', '']) {
       const res = await fetch(`${orch.url}/v1/operations`, { headers: authorization ? { authorization } : {} });

@@ -249,8 +249,10 @@ describe('answering input requests', () => {
   describe('spend approval', () => {
     it('holds a buy before anything is sent; approving sends exactly one', async () => {
       const op = await buy(mcpAgent, 'sandbox_instant', { approval: 'required' });
-      expect(op).toMatchObject({ status: 'requested', needs_input: true, next_check_at: null });
+      expect(op).toMatchObject({ status: 'requested', needs_input: true });
       expect(op.input_request).toMatchObject({ kind: 'spend_approval', reason: 'approval_required', allowed: ['approve', 'reject'] });
+      // Its only timer is the request's clock (the first reminder, ADCP_ORCH_INPUT_REMINDER_MS), which never sends.
+      expect(Date.parse(op.next_check_at)).toBe(Date.parse(op.input_request.requested_at) + orch.config.ADCP_ORCH_INPUT_REMINDER_MS);
       const listed = (await orch.api('GET', '/v1/operations?needs_input=true')).body.operations.map((o: any) => o.id);
       expect(listed).toContain(op.id);
       // Many scheduler ticks later (100 ms each here) nothing has reached the seller.
@@ -337,7 +339,7 @@ describe.each(dialects)('spend approval on $name', ({ make }) => {
       orch = await startOrchestrator({ database: orch.database });
 
       const after = (await orch.api('GET', `/v1/operations/${id}`)).body;
-      expect(after).toMatchObject({ status: 'requested', needs_input: true, next_check_at: null, input_request: { kind: 'spend_approval', allowed: ['approve', 'reject'] } });
+      expect(after).toMatchObject({ status: 'requested', needs_input: true, next_check_at: created.body.next_check_at, input_request: { kind: 'spend_approval', allowed: ['approve', 'reject'] } });
       expect(seller.stats().calls.filter((c) => c.tool === 'create_media_buy')).toEqual([]);
 
       const res = await orch.api('POST', `/v1/operations/${id}/input`, { decision: 'approve' });

@@ -165,16 +165,20 @@ describe('deadlines and reminders', () => {
     expect(await metric(orch, /adcp_orch_operations_timed_out_total\{type="create_media_buy"\} (\d+)/)).toBe(1);
   });
 
-  it('reminds once when input-required has waited past the reminder time', async () => {
+  it('reminds when input-required has waited past the reminder time, then again only after twice as long', async () => {
     const { orch, agentId } = await setUp({}, { ADCP_ORCH_INPUT_REMINDER_MS: '600' });
     const op = await buy(orch, agentId, 'sandbox_input_required');
     const reminded = await eventually(async () => {
       const o = (await orch.api('GET', `/v1/operations/${op.id}`)).body;
       return o.events.some((e: any) => e.kind === 'reminder') ? o : undefined;
     });
-    await new Promise((r) => setTimeout(r, 800));
-    const later = (await orch.api('GET', `/v1/operations/${op.id}`)).body;
-    expect(later.events.filter((e: any) => e.kind === 'reminder')).toHaveLength(1);
+    const first = reminded.events.find((e: any) => e.kind === 'reminder');
+    const later = await eventually(async () => {
+      const o = (await orch.api('GET', `/v1/operations/${op.id}`)).body;
+      return o.events.filter((e: any) => e.kind === 'reminder').length >= 2 ? o : undefined;
+    });
+    const second = later.events.filter((e: any) => e.kind === 'reminder')[1];
+    expect(Date.parse(second.at) - Date.parse(first.at)).toBeGreaterThanOrEqual(1200);
     expect(reminded.status).toBe('input-required');
   });
 

@@ -50,6 +50,18 @@ describe.each(dialects)('store on $name', ({ make }) => {
     expect(await store.tenants.findTenantByApiKey(key + 'x')).toBeUndefined();
   });
 
+  it("keeps a label of a minted key's first characters, and nothing of an operator's own key", async () => {
+    const minted = await store.tenants.createApiKey(tenantId);
+    const chosen = await store.tenants.createApiKey(tenantId, { key: 'operator-chosen-key-1234' });
+    const rows = await store.db.kysely.selectFrom('api_keys').selectAll().execute();
+    expect(rows.find((r) => r.key_hash === hashApiKey(minted))!.prefix).toBe(minted.slice(0, 8));
+    const chosenRow = rows.find((r) => r.key_hash === hashApiKey(chosen))!;
+    expect(chosenRow.prefix).toBe('');
+    expect(chosenRow.name).toMatch(/^key-[0-9a-f]{8}$/);
+    expect(chosenRow.name).not.toContain('operator');
+    expect(await store.tenants.findTenantByApiKey(chosen)).toEqual({ id: tenantId, name: 'acme' });
+  });
+
   it('inserts an operation with its first event and reads it per tenant', async () => {
     const op = newOperation(tenantId, agentId);
     await store.operations.insert(op, { source: 'user', kind: 'created', to: 'requested' });

@@ -10,7 +10,10 @@ import { ApiError } from '../errors.js';
 import { idempotent } from '../idempotency.js';
 import { presentAgent } from '../present.js';
 
-const httpUrl = z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' });
+// No `user:password@`: a credential there would be stored and shown in clear (tokens go in `auth`, sealed).
+const httpUrl = z
+  .url({ protocol: /^https?$/, message: 'must be an http(s) URL' })
+  .refine((u) => !URL.canParse(u) || (new URL(u).username === '' && new URL(u).password === ''), { message: 'must not carry credentials (user:password@); give a token in auth' });
 
 export const AgentInput = z
   .object({

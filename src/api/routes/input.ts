@@ -9,7 +9,7 @@ import { actorOf, requireApiKey, requireRole, tenantOf } from '../auth.js';
 import { idempotent } from '../idempotency.js';
 import { presentOperation } from '../present.js';
 
-const AnswerInput = z
+export const AnswerInput = z
   .object({
     decision: z.enum(DECISIONS),
     message: z.string().trim().min(1).max(2000).optional(),

@@ -1,10 +1,22 @@
-/** GET /v1/settings, PUT /v1/settings: the tenant's own rules (the spend approval threshold). */
+/**
+ * GET /v1/settings, PUT /v1/settings: the tenant's own rules: the spend approval
+ * threshold, and how long each kind of request may wait for a person
+ * (`input_expiry`, src/domain/input-timers.ts).
+ */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Store } from '../../store/index.js';
-import type { StoredSettings } from '../../store/settings-repo.js';
+import type { StoredSettings, TenantSettings } from '../../store/settings-repo.js';
+import { EXPIRY_ACTIONS, EXPIRY_MAX_MS, EXPIRY_MIN_MS } from '../../domain/input-timers.js';
 import { actorOf, requireApiKey, requireRole, tenantOf } from '../auth.js';
+
+const ExpiryRuleInput = z
+  .object({
+    after_ms: z.number().int().min(EXPIRY_MIN_MS).max(EXPIRY_MAX_MS),
+    then: z.enum(EXPIRY_ACTIONS),
+  })
+  .strict();
 
 const SettingsInput = z
   .object({
@@ -16,12 +28,22 @@ const SettingsInput = z
       .strict()
       .nullable()
       .optional(),
+    input_expiry: z
+      .object({
+        spend_approval: ExpiryRuleInput.optional(),
+        seller_input: ExpiryRuleInput.optional(),
+        governance_conditions: ExpiryRuleInput.optional(),
+      })
+      .strict()
+      .nullable()
+      .optional(),
   })
   .strict();
 
 function present(s: StoredSettings) {
   return {
     approval_over: s.settings.approval_over ?? null,
+    input_expiry: s.settings.input_expiry ?? null,
     updated_at: s.updated_at === null ? null : new Date(s.updated_at).toISOString(),
     updated_by: s.updated_by,
   };
@@ -40,8 +62,12 @@ export function settingsRoutes(app: FastifyInstance, deps: { store: Store }): vo
     { schema: { body: SettingsInput, tags: ['settings'], summary: "Replace the tenant's settings" }, preHandler: [auth, requireRole('admin')] },
     // A PUT replaces the whole document: repeating it is harmless, so no Idempotency-Key is needed.
     async (req) => {
-      const approvalOver = req.body.approval_over ?? undefined;
-      return present(await deps.store.settings.put(tenantOf(req).id, approvalOver ? { approval_over: approvalOver } : {}, actorOf(req)));
+      const settings: TenantSettings = {};
+      if (req.body.approval_over) settings.approval_over = req.body.approval_over;
+      // Kinds left out never expire; an empty rule set is no rule at all.
+      const expiry = Object.fromEntries(Object.entries(req.body.input_expiry ?? {}).filter(([, rule]) => rule !== undefined));
+      if (Object.keys(expiry).length > 0) settings.input_expiry = expiry;
+      return present(await deps.store.settings.put(tenantOf(req).id, settings, actorOf(req)));
     },
   );
 }

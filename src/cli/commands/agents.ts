@@ -23,15 +23,16 @@ export function registerAgentCommands(program: Command): void {
       .requiredOption('--agent-url <url>', "the agent's endpoint")
       .option('--role <role>', 'seller | governance', 'seller')
       .option('--protocol <protocol>', 'mcp | a2a', 'mcp')
-      .option('--token <token>', 'bearer token for the agent (stored encrypted)')
+      .option('--token <token>', "bearer token for the agent (stored encrypted); '-' reads it from standard input, default ADCP_ORCH_AGENT_TOKEN")
       .option('--jwks-uri <url>', "the agent's webhook signing keys"),
   ).action(async (o: ApiCommandOptions & { name: string; agentUrl: string; role: string; protocol: string; token?: string; jwksUri?: string }) => {
+    const token = await agentToken(o.token);
     const agent = await callApi<AgentView>(apiTarget(o), 'POST', '/v1/agents', {
       name: o.name,
       role: o.role,
       url: o.agentUrl,
       protocol: o.protocol,
-      ...(o.token ? { auth: { scheme: 'bearer', token: o.token } } : {}),
+      ...(token ? { auth: { scheme: 'bearer', token } } : {}),
       ...(o.jwksUri ? { webhook_signing: { jwks_uri: o.jwksUri } } : {}),
     });
     if (o.json) return printJson(agent);
@@ -42,4 +43,18 @@ export function registerAgentCommands(program: Command): void {
     if (o.json) return printJson(res);
     for (const a of res.agents) process.stdout.write(agentLine(a));
   });
+}
+
+/**
+ * A token given on the command line is visible to every local user (ps,
+ * /proc/<pid>/cmdline) and kept in shell history; from standard input or the
+ * environment it is not.
+ */
+async function agentToken(option: string | undefined): Promise<string | undefined> {
+  if (option !== '-') return option ?? (process.env.ADCP_ORCH_AGENT_TOKEN || undefined);
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  const token = Buffer.concat(chunks).toString('utf8').trim();
+  if (!token) throw new Error('--token -: nothing on standard input');
+  return token;
 }

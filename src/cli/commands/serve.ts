@@ -73,6 +73,6 @@ async function serve(config: Config, sandbox: boolean): Promise<void> {
     sandboxSetup = await setUpSandbox(app, config, baseUrl);
     process.stdout.write(sandboxSetup.banner);
   } else {
-    process.stdout.write(`adcp-orchestrator listening on ${baseUrl}\n`);
+    process.stdout.write(`Dashboard: ${baseUrl}/  (sign in with an API key: adcp-orchestrator keys create)\nadcp-orchestrator listening on ${baseUrl}\n`);
   }
 }

@@ -71,7 +71,9 @@ export class GovernanceFlow implements GovernanceHooks {
     const state = parseGovernance(current.governance);
     const conditions = state?.check?.conditions;
     if (!state || state.step !== 'conditions' || !conditions) throw new EngineError('not_waiting', `operation ${current.id} does not wait on governance conditions`, 409);
-    const rekeyed = rekeyedRequest(current, conditions, recorded.params);
+    const { requests } = this.writer.deps.operations;
+    // A person's params are kept sealed in the recorded answer; they are applied opened.
+    const rekeyed = rekeyedRequest(requests, current, conditions, requests.openedIn(recorded.params));
     if ('problem' in rekeyed) throw new EngineError('conditions_not_met', rekeyed.problem, 400, { conditions });
     return {
       patch: { ...rekeyed.patch, governance: json(afterConditionsApplied(state, this.writer.now())) },

@@ -25,6 +25,9 @@ import {
   type GovernedState,
 } from '../../domain/governed-flow.js';
 import { governanceConditionsRequest } from '../../domain/input-request.js';
+import { withExpiry, type InputExpiryPolicy } from '../../domain/input-timers.js';
+import type { RequestSealer } from '../sealed-request.js';
+import { heldTimer, reminderPolicyOf } from '../input-timers.js';
 import { isTerminal, type OperationStatus } from '../../domain/status.js';
 import { pollDelayMs } from '../../domain/timing.js';
 import type { Lease, OperationRow } from '../../store/index.js';
@@ -48,7 +51,8 @@ export class GovernanceCheck {
       await this.fail(row, lease, 'checking', { code: 'GOVERNANCE_AGENT_NOT_FOUND', message: `governance agent ${state.agent_id} was removed` });
       return;
     }
-    const body = checkArguments(state, JSON.parse(row.request_body) as Record<string, unknown>, row.id);
+    // The payload is the request exactly as the seller will get it (credentials opened, as they will be sent).
+    const body = checkArguments(state, this.writer.deps.operations.requests.open(row.request_body), row.id);
     const answer = await this.writer.call(agent, 'check_governance', body);
     const counted = (s: GovernedState): GovernedState => ({ ...s, checks: s.checks + 1 });
     if ('failure' in answer) {
@@ -140,11 +144,13 @@ export class GovernanceCheck {
     metrics.governanceCheck(reading.kind);
     if (move.move !== 'review' && state.waiting_since !== undefined) metrics.governanceWait.observe((now - state.waiting_since) / 1000);
     const decisionEvent = (current: OperationRow): NewEvent => ({ source, kind: 'governance_decision', from: current.status, to: current.status, detail: decisionDetail(move, reading) });
+    // A person may be asked: the tenant's expiry rule for governance conditions applies to the request.
+    const expiry = move.move === 'ask' || move.move === 'apply' ? (await this.writer.deps.store.settings.get(row.tenant_id)).settings.input_expiry : undefined;
 
     if (move.move === 'apply') {
       const applied = await this.writer.commit(row, lease, fromStep, (current) => {
-        const rekeyed = rekeyedRequest(current, move.conditions);
-        if ('problem' in rekeyed) return this.askPlan(current, { ...move, move: 'ask', state: { ...move.state, step: 'conditions' }, message: `${rekeyed.problem}: a person must decide` }, decisionEvent);
+        const rekeyed = rekeyedRequest(operations.requests, current, move.conditions);
+        if ('problem' in rekeyed) return this.askPlan(current, { ...move, move: 'ask', state: { ...move.state, step: 'conditions' }, message: `${rekeyed.problem}: a person must decide` }, decisionEvent, expiry);
         return {
           patch: { ...rekeyed.patch, governance: json(afterConditionsApplied(move.state, now)), ...leasedDueNow(this.writer, current, CHECK_STEP) },
           events: [decisionEvent(current), { source, kind: 'conditions_applied', from: current.status, to: current.status, detail: { by: 'apply_conditions', conditions: move.conditions, idempotency_key: rekeyed.key } }],
@@ -165,7 +171,7 @@ export class GovernanceCheck {
         case 'reject':
           return this.rejectPlan(current, move, now, decisionEvent);
         case 'ask':
-          return this.askPlan(current, move, decisionEvent);
+          return this.askPlan(current, move, decisionEvent, expiry);
         case 'review':
           return {
             patch: {
@@ -203,8 +209,8 @@ export class GovernanceCheck {
     };
   }
 
-  private askPlan(current: OperationRow, move: Extract<FlowMove, { move: 'ask' }>, decisionEvent: (c: OperationRow) => NewEvent) {
-    const request = governanceConditionsRequest(move.message, move.conditions, this.writer.now());
+  private askPlan(current: OperationRow, move: Extract<FlowMove, { move: 'ask' }>, decisionEvent: (c: OperationRow) => NewEvent, expiry: InputExpiryPolicy | undefined) {
+    const request = withExpiry(governanceConditionsRequest(move.message, move.conditions, this.writer.now()), expiry);
     return {
       patch: {
         governance: json(move.state),
@@ -212,8 +218,8 @@ export class GovernanceCheck {
         input_request: json(request),
         input_message: request.message,
         answer: null,
-        next_check_at: null,
-        check_kind: null,
+        // Its only timer is the request's clock (reminders, expiry), which sends nothing.
+        ...heldTimer(request, reminderPolicyOf(this.writer.deps.operations.options)),
         attempt: 0,
         stalled: 0,
         stalled_reason: null,
@@ -226,11 +232,17 @@ export class GovernanceCheck {
 }
 
 /** The request with the conditions met (and a person's params over them), under a new idempotency_key: the payload changed. */
-export function rekeyedRequest(row: OperationRow, conditions: Parameters<typeof applyConditions>[1], params?: Record<string, unknown>): { patch: OperationPatch; key: string } | { problem: string } {
-  const applied = applyConditions(JSON.parse(row.request_body) as Record<string, unknown>, conditions, params);
+export function rekeyedRequest(
+  requests: RequestSealer,
+  row: OperationRow,
+  conditions: Parameters<typeof applyConditions>[1],
+  params?: Record<string, unknown>,
+): { patch: OperationPatch; key: string } | { problem: string } {
+  const applied = applyConditions(requests.open(row.request_body), conditions, params);
   if ('problem' in applied) return applied;
   const key = randomUUID();
-  return { patch: { request_body: JSON.stringify({ ...applied.payload, idempotency_key: key }), idempotency_key: key }, key };
+  // Stored as every request is: built once, credentials sealed in place, sent byte for byte.
+  return { patch: { request_body: requests.seal({ ...applied.payload, idempotency_key: key }), idempotency_key: key }, key };
 }
 
 /** Due now and leased by this instance, which carries on at once; if it dies, the lease runs out and the scheduler does. */

@@ -25,7 +25,7 @@ export class GovernedSend {
 
   async argumentsFor(row: OperationRow, lease: Lease): Promise<Record<string, unknown> | null> {
     const state = parseGovernance(row.governance);
-    const request = JSON.parse(row.request_body) as Record<string, unknown>;
+    const request = this.writer.deps.operations.requests.open(row.request_body);
     if (!state) return request;
     const now = this.writer.now();
     if (state.step === 'approved' && state.approval && approvalUsable(state.approval, now)) return sellerArguments(request, state.approval.token);
@@ -57,7 +57,7 @@ export class GovernedSend {
       const key = randomUUID();
       const { outcome, request } = outcomeRequest(state, key, {
         status: to,
-        request: JSON.parse(row.request_body) as Record<string, unknown>,
+        request: this.writer.deps.operations.requests.open(row.request_body),
         ...(patch.result ? { result: JSON.parse(patch.result) as Record<string, unknown> } : row.result ? { result: JSON.parse(row.result) as Record<string, unknown> } : {}),
         ...(patch.error ? { error: JSON.parse(patch.error) as { code: string; message?: string } } : {}),
       });

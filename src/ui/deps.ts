@@ -1,0 +1,21 @@
+/** What the dashboard's routes are built from. Features that land later are optional and add their pages. */
+import type { CancelService } from '../engine/cancel-operation.js';
+import type { Clock } from '../engine/clock.js';
+import type { AnswerService } from '../engine/answer-service.js';
+import type { Store } from '../store/index.js';
+import type { LiveSource } from './live.js';
+
+export interface UiDeps {
+  store: Store;
+  cancel: CancelService;
+  live: LiveSource;
+  clock: Clock;
+  /** ADCP_ORCH_SESSION_TTL_MS */
+  sessionTtlMs: number;
+  /** ADCP_ORCH_PUBLIC_URL: an https:// address makes the cookies Secure. */
+  publicUrl?: string;
+  /** Wakes the subscription dispatcher (a redelivery is due now); its presence adds the subscriptions pages. */
+  wakeSubscriptions?: () => void;
+  /** Takes a person's answer (the engine's AnswerService, as POST /v1/operations/:id/input uses). */
+  answers?: Pick<AnswerService, 'answer'>;
+}

@@ -1,0 +1,44 @@
+/**
+ * What the dashboard's pages learn live: which operations of the tenant changed,
+ * and a position to resume from. It rides on the notifications feed behind
+ * GET /v1/events (src/notify/event-feed.ts, DESIGN.md §5.2), so a page hears of
+ * every change that raises a notification, from whichever instance, in order, and
+ * a lost wake-up only delays it.
+ */
+import type { EventFeed } from '../notify/event-feed.js';
+
+export interface LiveChange {
+  /** Where a stream resumes after this change (a notification seq). */
+  cursor: number;
+  operationIds: string[];
+  /** A notification about no single operation (a campaign's) was among them. */
+  other: boolean;
+}
+
+export interface LiveSource {
+  /** The position a page rendered now is up to date with: its stream starts after it. */
+  position(tenantId: string): Promise<number>;
+  /** Hands over changes after `after`; the next waits until `deliver` resolves. */
+  subscribe(tenantId: string, after: number, deliver: (change: LiveChange) => Promise<void>, end: () => void): { close(): void };
+}
+
+export function liveSourceFrom(feed: EventFeed): LiveSource {
+  return {
+    // The feed's own starting point: below it nothing can still appear (see event-horizon.ts).
+    position: () => feed.startingPoint(),
+    subscribe(tenantId, after, deliver, end) {
+      return feed.subscribe(tenantId, after, {
+        deliver: (rows) => {
+          const ids = new Set<string>();
+          let other = false;
+          for (const r of rows) {
+            if (r.operation_id) ids.add(r.operation_id);
+            else other = true;
+          }
+          return deliver({ cursor: rows[rows.length - 1]!.seq, operationIds: [...ids], other });
+        },
+        end,
+      });
+    },
+  };
+}

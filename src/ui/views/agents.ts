@@ -1,0 +1,40 @@
+/** The agents page: every seller and governance agent of the tenant, how it is reached, and a way to its operations. */
+import type { AgentRow } from '../../store/index.js';
+import { when } from '../format.js';
+import { html, type SafeHtml } from '../html.js';
+
+function signing(a: AgentRow): string {
+  if (!a.webhook_signing) return 'none';
+  try {
+    const s = JSON.parse(a.webhook_signing) as Record<string, unknown>;
+    if (s.jwks_uri) return 'RFC 9421 (JWKS URL)';
+    if (s.jwks) return 'RFC 9421 (JWKS given)';
+    if (s.brand_json_url) return 'RFC 9421 (brand.json)';
+  } catch {
+    /* shown as configured */
+  }
+  return 'configured';
+}
+
+export function agentsPage(agents: AgentRow[], now: number): SafeHtml {
+  const body =
+    agents.length === 0
+      ? html`<p class="empty">No agents yet. Register one with <code>POST /v1/agents</code> or <code>adcp-orchestrator agents add</code>.</p>`
+      : html`<div class="table-wrap"><table class="agents">
+  <caption class="visually-hidden">Agents</caption>
+  <thead><tr><th scope="col">Name</th><th scope="col">Role</th><th scope="col">Protocol</th><th scope="col" class="hide-narrow">URL</th><th scope="col" class="hide-narrow">Webhook signing</th><th scope="col" class="hide-narrow">Token</th><th scope="col">Added</th><th scope="col"><span class="visually-hidden">Links</span></th></tr></thead>
+  <tbody>${agents.map(
+    (a) => html`<tr data-agent-id="${a.id}">
+    <td><strong>${a.name}</strong><br><code class="muted small">${a.id}</code></td>
+    <td>${a.role}</td>
+    <td>${a.protocol.toUpperCase()}</td>
+    <td class="hide-narrow"><code class="wrap">${a.url}</code></td>
+    <td class="hide-narrow">${signing(a)}</td>
+    <td class="hide-narrow">${a.auth_token_enc ? 'bearer (set)' : 'none'}</td>
+    <td class="nowrap">${when(a.created_at, now)}</td>
+    <td><a href="/operations?agent=${encodeURIComponent(a.id)}">Operations</a></td>
+  </tr>`,
+  )}</tbody>
+</table></div>`;
+  return html`<div class="page-head"><h1>Agents</h1></div>${body}`;
+}

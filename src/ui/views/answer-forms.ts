@@ -1,0 +1,85 @@
+/**
+ * What a person may answer to an operation that waits (DESIGN.md §5.1), as forms.
+ * Only the decisions the request allows are offered, and only to a key whose role
+ * may answer; the server applies the same rules again whatever a form says.
+ */
+import type { InputRequest } from '../../domain/input-request.js';
+import { parseInputRequest } from '../../engine/input-requests.js';
+import type { OperationRow } from '../../store/index.js';
+import { html, type SafeHtml } from '../html.js';
+
+/** What a waiting operation asks (DESIGN.md §5.1); `allowed` is empty when nothing can be answered here. */
+export type InputRequestView = Pick<InputRequest, 'kind' | 'message' | 'reason' | 'fields' | 'expires_at'> & { allowed: string[]; requested_at?: string };
+
+export const KIND_LABELS: Record<string, string> = {
+  seller_input: 'Seller asks',
+  spend_approval: 'Spend approval',
+  governance_conditions: 'Governance conditions',
+};
+
+/** The stored request, or, for a wait recorded without one (older rows), what the seller said, with nothing to answer. */
+export function inputRequestOf(o: OperationRow): InputRequestView | undefined {
+  if (o.needs_input !== 1) return undefined;
+  return parseInputRequest(o) ?? { kind: 'seller_input', message: o.input_message ?? 'The seller needs input.', reason: o.status, allowed: [] };
+}
+
+export interface AnswerFormsOptions {
+  csrf: string;
+  /** Whether the signed-in key may answer (approver or admin). */
+  canAnswer: boolean;
+  /** Whether this build takes answers at all. */
+  answersEnabled: boolean;
+  role: string;
+  returnTo: 'inbox' | 'operation';
+}
+
+export function answerForms(o: OperationRow, request: InputRequestView, opts: AnswerFormsOptions): SafeHtml {
+  if (!opts.canAnswer) return html`<p class="muted role-note">Answering needs the approver role; you are signed in as ${opts.role}.</p>`;
+  if (!opts.answersEnabled) return html`<p class="muted">Answering from the dashboard is not available in this version.</p>`;
+  const allows = (d: string) => request.allowed.includes(d);
+  if (!allows('approve') && !allows('reject') && !allows('respond')) return html`<p class="muted">Nothing can be answered here.</p>`;
+  const rejectNeedsWhy = request.kind !== 'seller_input';
+  // The id names the request (kind and allowed answers): live refreshes keep a form a person is
+  // filling in (hx-preserve), and a changed request replaces it.
+  const idBase = `answer-${o.id}-${request.kind}-${[...request.allowed].sort().join('-')}`;
+  const decide =
+    allows('approve') || allows('reject')
+      ? html`<form method="post" action="/operations/${o.id}/input" class="stack answer-form">
+    <input type="hidden" name="_csrf" value="${opts.csrf}">
+    <input type="hidden" name="return_to" value="${opts.returnTo}">
+    <label for="${idBase}-message">Message <span class="muted">(${rejectNeedsWhy && allows('reject') ? 'required to reject' : 'optional'}; recorded with your name)</span></label>
+    <textarea id="${idBase}-message" name="message" rows="2" maxlength="2000"></textarea>
+    <div class="button-row">
+      ${allows('approve') ? html`<button type="submit" name="decision" value="approve" class="primary">${request.kind === 'spend_approval' ? 'Approve and send' : 'Approve'}</button>` : ''}
+      ${allows('reject') ? html`<button type="submit" name="decision" value="reject" class="danger">Reject</button>` : ''}
+    </div>
+  </form>`
+      : '';
+  const respond = allows('respond')
+    ? html`<details class="respond">
+    <summary>Respond with corrected parameters…</summary>
+    <form method="post" action="/operations/${o.id}/input" class="stack answer-form">
+      <input type="hidden" name="_csrf" value="${opts.csrf}">
+      <input type="hidden" name="return_to" value="${opts.returnTo}">
+      <input type="hidden" name="decision" value="respond">
+      <label for="${idBase}-params">Parameters (a JSON object merged over the request)</label>
+      <textarea id="${idBase}-params" name="params" rows="5" required spellcheck="false" class="mono" placeholder='{"packages": [{"budget": 20000}]}'></textarea>
+      <label for="${idBase}-respond-message">Note with the corrections <span class="muted">(optional)</span></label>
+      <input id="${idBase}-respond-message" name="message" maxlength="2000">
+      <button type="submit" class="primary">Send corrected request</button>
+    </form>
+  </details>`
+    : '';
+  return html`<div class="answer" id="${idBase}" hx-preserve="true">${decide}${respond}</div>`;
+}
+
+/** On an operation's own page: what it waits for, and the forms. */
+export function waitingPanel(o: OperationRow, opts: Omit<AnswerFormsOptions, 'returnTo'>): SafeHtml {
+  const request = inputRequestOf(o);
+  if (!request) return html``;
+  return html`<section class="panel waiting" aria-labelledby="waiting-title">
+  <h2 id="waiting-title"><span class="kind kind-${request.kind}">${KIND_LABELS[request.kind] ?? request.kind}</span> Waiting for a person</h2>
+  <p class="message">${request.message}</p>
+  ${answerForms(o, request, { ...opts, returnTo: 'operation' })}
+</section>`;
+}
