@@ -7,6 +7,7 @@
 import { canonicalize } from '@adcp/sdk';
 import { startSandboxGovernance, type SandboxGovernance, type SandboxGovernanceOptions } from '../../src/sandbox/governance/agent.js';
 import { startSandboxSeller, type SandboxSeller, type SandboxSellerOptions } from '../../src/sandbox/seller.js';
+import type { TestDatabase } from './databases.js';
 import { plan } from './governance.js';
 import { eventually, startOrchestrator, waitForStatus, type TestOrchestrator } from './orchestrator.js';
 
@@ -20,14 +21,21 @@ export interface GovernedSetup {
 }
 
 export async function startGoverned(
-  opts: { governance?: SandboxGovernanceOptions; seller?: SandboxSellerOptions; sellers?: number; env?: Record<string, string>; governanceUrl?: (g: SandboxGovernance) => string | Promise<string> } = {},
+  opts: {
+    governance?: SandboxGovernanceOptions;
+    seller?: SandboxSellerOptions;
+    sellers?: number;
+    env?: Record<string, string>;
+    governanceUrl?: (g: SandboxGovernance) => string | Promise<string>;
+    database?: TestDatabase;
+  } = {},
 ): Promise<GovernedSetup> {
   const governance = await startSandboxGovernance({ reviewDelayMs: null, ...opts.governance });
   const sellers: SandboxSeller[] = [];
   for (let i = 0; i < (opts.sellers ?? 1); i++) {
     sellers.push(await startSandboxSeller({ submittedDelayMs: 300, ...opts.seller, governance: { agentUrl: governance.url, jwksUrl: governance.jwksUrl } }));
   }
-  const orch = await startOrchestrator({ env: { ADCP_ORCH_RETRY_ATTEMPTS: '3', ...opts.env } });
+  const orch = await startOrchestrator({ env: { ADCP_ORCH_RETRY_ATTEMPTS: '3', ...opts.env }, ...(opts.database ? { database: opts.database } : {}) });
   const sellerIds: string[] = [];
   for (const [i, s] of sellers.entries()) {
     sellerIds.push(await orch.registerAgent({ name: `seller-${i + 1}`, url: s.url, webhook_signing: { jwks_uri: s.jwksUrl } }));
