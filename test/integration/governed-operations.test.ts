@@ -60,6 +60,24 @@ describe('approved', () => {
   });
 });
 
+describe('the seller fails', () => {
+  it('reports outcome failed with the seller error, committing nothing', async () => {
+    await syncPlan(g, 'plan_fail');
+    const created = await governedBuy(g, 'plan_fail', governedRequest('sandbox_failed'));
+    const op = await waitForStep(g.orch, created.body.id, 'reported');
+    expect(op.status).toBe('failed');
+    expect(sellerReceived(g.sellers[0]!, op.idempotency_key)).toHaveLength(1);
+    expect(op.governance.outcome).toMatchObject({ outcome: 'failed', status: 'accepted', committed_budget: 0, error: null });
+    expect(outcomesFor(g.governance, 'plan_fail')).toMatchObject([{ outcome: 'failed', committed: 0 }]);
+    expect(op.events.find((e: any) => e.kind === 'outcome_due')).toMatchObject({ detail: { outcome: 'failed' } });
+    expect(g.governance.stats().committedByPlan.plan_fail ?? 0).toBe(0);
+    // The report as sent (stored once, resent byte for byte): outcome failed with the seller's error.
+    const stored = JSON.parse((await g.orch.app.store.operations.get(op.id))!.governance!).outcome.request;
+    expect(stored).toMatchObject({ plan_id: 'plan_fail', outcome: 'failed', error: { code: 'BUDGET_TOO_LOW' }, check_id: op.governance.check.check_id, idempotency_key: op.governance.outcome.idempotency_key });
+    expect(typeof stored.governance_context).toBe('string');
+  });
+});
+
 describe('denied', () => {
   it('ends rejected with the findings, tells people, sends the seller nothing and reports nothing', async () => {
     await syncPlan(g, 'plan_geo');
