@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // A process warning (listener leak, deprecation, …) fails the test that caused it.
+    setupFiles: ['test/setup/fail-on-warning.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Integration tests start real servers on loopback; two cores, so keep the pool small.

@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { createAdcpClient } from './adcp/client.js';
 import type { AdcpClient } from './adcp/types.js';
 import { buildApi } from './api/server.js';
+import { exposedGc } from './api/routes/debug-gc.js';
 import type { Config } from './config.js';
 import { ChangeBus } from './engine/change-bus.js';
 import { systemClock, type Clock } from './engine/clock.js';
@@ -30,7 +31,8 @@ import { openStore, type OperationRow, type Store } from './store/index.js';
 import { SecretBox } from './store/secret-box.js';
 import { AgentKeySources } from './webhooks/key-sources.js';
 import { WebhookReceiver } from './webhooks/receiver.js';
-import { applyPendingDeliveries, startDeliveryMaintenance } from './webhooks/recovery.js';
+import { applyPendingDeliveries } from './webhooks/recovery.js';
+import { pruneExpired, startMaintenance, WEBHOOK_DELIVERY_RETENTION_MS } from './engine/maintenance.js';
 import { webhookRoutes } from './webhooks/route.js';
 import { createLiveUpdates, type LiveUpdates } from './notify/live-updates.js';
 import { eventHorizonFor } from './notify/event-horizon.js';
@@ -82,6 +84,7 @@ export interface App {
 
 export async function createApp(opts: AppOptions): Promise<App> {
   const { config, logger } = opts;
+  if (config.ADCP_ORCH_DEBUG_GC) exposedGc(); // refuse at once, before opening anything
   const clock = opts.clock ?? systemClock;
   const instanceId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const secretKey = resolveSecretKey(config.ADCP_ORCH_SECRET_KEY, config.ADCP_ORCH_DATABASE_URL);
@@ -206,6 +209,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
       subscriptionRoutes({ store, secrets, allowPrivateNetwork: config.ADCP_ORCH_ALLOW_PRIVATE_NETWORK, wake: () => subscriptions.wake() }),
       dashboard,
     ],
+    debugGc: config.ADCP_ORCH_DEBUG_GC,
   });
 
   return {
@@ -242,7 +246,28 @@ export async function createApp(opts: AppOptions): Promise<App> {
       subscriptions.start();
       reconciliation.loop.start();
       campaignWatcher.start();
-      stopMaintenance = startDeliveryMaintenance(store, receiver, logger);
+      stopMaintenance = startMaintenance(
+        [
+          {
+            name: 'apply stored webhook deliveries',
+            run: async () => {
+              const n = await applyPendingDeliveries(store, receiver, logger);
+              if (n > 0) logger.info({ applied: n }, 'applied webhook deliveries left unapplied');
+            },
+          },
+          {
+            name: 'prune expired records',
+            run: async () => {
+              const pruned = await pruneExpired(store, {
+                webhookDeliveriesMs: WEBHOOK_DELIVERY_RETENTION_MS,
+                apiIdempotencyMs: config.ADCP_ORCH_API_IDEMPOTENCY_TTL_MS,
+              });
+              if (Object.values(pruned).some((n) => n > 0)) logger.debug({ pruned }, 'pruned expired records');
+            },
+          },
+        ],
+        logger,
+      );
       ready = true;
       logger.info({ dashboard: `${url}/`, instance: instanceId, database: store.db.describe, secret_key: secretKey.source }, 'orchestrator ready');
       return url;

@@ -64,6 +64,21 @@ export const ConfigSchema = z.object({
    * than this is not resent blindly: a resend could buy twice, so it is escalated instead.
    */
   ADCP_ORCH_REPLAY_WINDOW_MS: intMs(86_400_000),
+  /**
+   * How long an API `Idempotency-Key` is remembered (replayed, or 409 for another body);
+   * older records are deleted. At least 5 minutes: longer than any request can run, so a
+   * key is never forgotten while its first request is still in progress.
+   */
+  ADCP_ORCH_API_IDEMPOTENCY_TTL_MS: z.coerce
+    .number({ message: 'must be a number of milliseconds' })
+    .int('must be a whole number of milliseconds')
+    .min(300_000, 'must be at least 300000 (5 minutes)')
+    .default(86_400_000),
+  /** Benchmarks only: serve POST /debug/gc (admin key; needs node --expose-gc). Off by default. */
+  ADCP_ORCH_DEBUG_GC: z
+    .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
+    .default('false')
+    .transform((v) => v === 'true' || v === '1'),
   /** After a start, the scheduler ramps up over this long, with jitter, instead of firing all overdue work at once. */
   ADCP_ORCH_WARMUP_MS: intMs(5_000),
   /**

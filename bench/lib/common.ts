@@ -89,12 +89,19 @@ export function log(msg: string): void {
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-/** Spawns `node --import tsx <file> ...args` (TypeScript child), killed at exit if still running. */
-export function spawnTs(file: string, args: string[] = [], opts: { env?: Record<string, string>; nodeArgs?: string[] } = {}): ChildProcess {
+/**
+ * Spawns `node --import tsx <file> ...args` (TypeScript child), killed at exit if still running.
+ * `stderr: 'pipe'` leaves its standard error to the caller (to count warnings in it).
+ */
+export function spawnTs(
+  file: string,
+  args: string[] = [],
+  opts: { env?: Record<string, string>; nodeArgs?: string[]; stderr?: 'inherit' | 'pipe' } = {},
+): ChildProcess {
   const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), '--import', 'tsx', file, ...args], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...opts.env },
-    stdio: ['pipe', 'pipe', 'inherit'],
+    stdio: ['pipe', 'pipe', opts.stderr ?? 'inherit'],
   });
   onExit(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

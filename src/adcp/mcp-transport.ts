@@ -20,14 +20,22 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { readHttpFailure, type HttpFailure } from './http-failure.js';
+import { fetchWithRequestSignal } from './request-signal.js';
 import type { McpToolResult } from './extract-mcp.js';
 import type { AgentEndpoint } from './types.js';
 
 /** Per-call slot where the fetch wrapper leaves the HTTP error response it saw. */
 const httpSlot = new AsyncLocalStorage<{ failure?: HttpFailure }>();
 
+/**
+ * Every request gets a signal of its own: the transport hands each fetch its
+ * session-wide signal, which would otherwise collect a listener per request (see
+ * request-signal.ts).
+ */
+const requestSignalFetch = fetchWithRequestSignal();
+
 async function capturingFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
-  const response = await fetch(input, init);
+  const response = await requestSignalFetch(input, init);
   const slot = httpSlot.getStore();
   if (!response.ok && slot && !slot.failure) slot.failure = await readHttpFailure(response);
   return response;

@@ -11,6 +11,7 @@ import { hasRoleCheck } from './auth.js';
 import { installErrorHandling } from './errors.js';
 import { agentRoutes } from './routes/agents.js';
 import { healthRoutes } from './routes/health.js';
+import { debugGcRoutes } from './routes/debug-gc.js';
 import { operationRoutes } from './routes/operations.js';
 import { cancelRoutes } from './routes/cancel.js';
 import type { CancelService } from '../engine/cancel-operation.js';
@@ -45,6 +46,8 @@ export interface ApiDeps {
   cancel?: CancelService;
   /** Governance before every spend (absent in route-level tests: governed requests are then refused with 501). */
   governance?: { guard: GovernanceGuard; plans: PlanBook; campaigns: CampaignService };
+  /** Serve POST /debug/gc (ADCP_ORCH_DEBUG_GC, benchmarks only). */
+  debugGc?: boolean;
   /** Extra route groups (webhooks, events, UI) registered by their own modules. */
   plugins?: Array<(app: FastifyInstance) => void | Promise<void>>;
 }
@@ -89,6 +92,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   if (deps.cancel) cancelRoutes(app, { store: deps.store, cancel: deps.cancel });
   if (deps.reconciler) reconcileRoutes(app, { store: deps.store, reconciler: deps.reconciler });
   healthRoutes(app, deps);
+  if (deps.debugGc) debugGcRoutes(app, deps);
   for (const plugin of deps.plugins ?? []) await plugin(app);
   return app;
 }

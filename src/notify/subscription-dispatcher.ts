@@ -54,7 +54,12 @@ export class SubscriptionDispatcher {
   private wakeResolve: (() => void) | undefined;
   private loopDone: Promise<void> | undefined;
   private readonly active = new Set<Promise<void>>();
-  private abort = new AbortController();
+  /**
+   * One controller per attempt in flight, aborted by stop(). Not one shared signal: every
+   * attempt would hang a listener on it, and more than ten at once made Node print
+   * MaxListenersExceededWarning.
+   */
+  private readonly attempts = new Set<AbortController>();
   private readonly poster: WebhookPoster;
   /** Longer than any attempt can take, so a live attempt never loses its lease. */
   private readonly leaseMs: number;
@@ -74,7 +79,6 @@ export class SubscriptionDispatcher {
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.abort = new AbortController();
     this.loopDone = this.loop();
   }
 
@@ -89,7 +93,7 @@ export class SubscriptionDispatcher {
     this.running = false;
     this.wake();
     await this.loopDone;
-    this.abort.abort();
+    for (const inFlight of this.attempts) inFlight.abort();
     await Promise.allSettled([...this.active]);
     this.poster.close();
   }
@@ -185,17 +189,21 @@ export class SubscriptionDispatcher {
     const startedAt = this.clock.now();
     const started = performance.now();
     let result: AttemptResult;
+    const inFlight = new AbortController();
+    this.attempts.add(inFlight);
     try {
       if (!sub || !body) throw new Error(!sub ? 'subscription not found' : 'notification not found');
       const payload = sub.format === 'slack' ? JSON.stringify(slackMessage(JSON.parse(body), this.options.publicUrl)) : body;
       const headers = signWebhook(row.notification_id, new Date(startedAt), payload, batch.secrets.get(sub.id) ?? []);
       result = await this.poster.post(new URL(this.secretBox.open(sub.url_enc)), { ...headers }, payload, {
         timeoutMs: this.options.timeoutMs,
-        signal: this.abort.signal,
+        signal: inFlight.signal,
       });
     } catch (err) {
       // Not the receiver's doing, but retried like a failure all the same: it stays visible and ends failed.
       result = { kind: 'error', error: `could not send: ${err instanceof Error ? err.message : String(err)}` };
+    } finally {
+      this.attempts.delete(inFlight);
     }
     const now = this.clock.now();
     const attempt = {

@@ -51,19 +51,23 @@ export interface WebhookRetryPolicy {
 export function createSdkWebhookSender(signerKey: SignerKey, retry: WebhookRetryPolicy = {}): WebhookSender {
   // Backoff sleeps end early with an error once the seller closes, so
   // shutting down never waits out a retry schedule against a dead receiver.
-  const shutdown = new AbortController();
+  // Kept in a set rather than as listeners on one AbortSignal: many deliveries
+  // retrying at once (the receiver restarting) would pile listeners on it.
+  let closed = false;
+  const sleeping = new Set<() => void>();
   const sleep = (ms: number): Promise<void> =>
     new Promise((resolve, reject) => {
-      if (shutdown.signal.aborted) return reject(new Error('seller closed; retries abandoned'));
-      const t = setTimeout(() => {
-        shutdown.signal.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
-      const onAbort = (): void => {
+      if (closed) return reject(new Error('seller closed; retries abandoned'));
+      const abandon = (): void => {
         clearTimeout(t);
+        sleeping.delete(abandon);
         reject(new Error('seller closed; retries abandoned'));
       };
-      shutdown.signal.addEventListener('abort', onAbort, { once: true });
+      const t = setTimeout(() => {
+        sleeping.delete(abandon);
+        resolve();
+      }, ms);
+      sleeping.add(abandon);
     });
   const emitter: WebhookEmitter = createWebhookEmitter({
     signerKey,
@@ -96,7 +100,8 @@ export function createSdkWebhookSender(signerKey: SignerKey, retry: WebhookRetry
       };
     },
     close() {
-      shutdown.abort();
+      closed = true;
+      for (const abandon of [...sleeping]) abandon();
     },
   };
 }

@@ -49,4 +49,30 @@ export class IdempotencyRepo {
   async release(tenantId: string, key: string): Promise<void> {
     await this.db.kysely.deleteFrom('api_idempotency').where('tenant_id', '=', tenantId).where('key', '=', key).where('status_code', 'is', null).execute();
   }
+
+  /**
+   * Forgets the keys first used before `cutoff`: past its window a key is no longer
+   * replayed, and a request under it runs afresh. Returns how many were deleted.
+   *
+   * In batches, so a first sweep over a long backlog never holds the write lock (SQLite)
+   * or a huge transaction (PostgreSQL) for long.
+   */
+  async sweepOlderThan(cutoff: number, batchSize = 5_000): Promise<number> {
+    let deleted = 0;
+    for (;;) {
+      const res = await this.db.kysely
+        .deleteFrom('api_idempotency')
+        .where((eb) =>
+          eb(
+            eb.refTuple('tenant_id', 'key'),
+            'in',
+            eb.selectFrom('api_idempotency').select(['tenant_id', 'key']).where('created_at', '<', cutoff).limit(batchSize).$asTuple('tenant_id', 'key'),
+          ),
+        )
+        .executeTakeFirst();
+      const n = Number(res.numDeletedRows ?? 0);
+      deleted += n;
+      if (n < batchSize) return deleted;
+    }
+  }
 }

@@ -20,6 +20,7 @@ import { inputRequests } from './migrations/006-input-requests.js';
 import { governance } from './migrations/015-governance.js';
 import { inputTimers } from './migrations/016-input-timers.js';
 import { sessions } from './migrations/013-sessions.js';
+import { retention } from './migrations/014-retention.js';
 
 export function migrationsFor(db: Db): Record<string, Migration> {
   return {
@@ -36,6 +37,7 @@ export function migrationsFor(db: Db): Record<string, Migration> {
     '015-governance': governance,
     '016-input-timers': inputTimers,
     '013-sessions': sessions,
+    '014-retention': retention,
   };
 }
 

@@ -1,6 +1,7 @@
 /**
  * Applies webhook deliveries that were stored but never applied (the process
- * died between the two). Runs at start and then periodically; applying is
+ * died between the two). Runs at start and then periodically (a maintenance
+ * job, see app.ts and engine/maintenance.ts); applying is
  * idempotent, so an instance that finds a delivery another is still applying
  * does no harm.
  */
@@ -12,8 +13,6 @@ import { strictJsonParse } from './strict-json.js';
 
 /** Deliveries younger than this are probably being applied right now by the request that stored them. */
 const GRACE_MS = 5_000;
-/** Dedupe records are kept at least 24 h (PROTOCOL.md §5); we keep 48 h. */
-const RETENTION_MS = 48 * 3_600_000;
 
 export async function applyPendingDeliveries(store: Store, receiver: WebhookReceiver, log: Logger, now = Date.now(), graceMs = GRACE_MS): Promise<number> {
   let applied = 0;
@@ -35,20 +34,4 @@ export async function applyPendingDeliveries(store: Store, receiver: WebhookRece
     }
     if (batch.length < 200 || !progressed) return applied;
   }
-}
-
-export function startDeliveryMaintenance(store: Store, receiver: WebhookReceiver, log: Logger, intervalMs = 30_000): () => void {
-  const run = async () => {
-    try {
-      const n = await applyPendingDeliveries(store, receiver, log);
-      if (n > 0) log.info({ applied: n }, 'applied webhook deliveries left unapplied');
-      await store.deliveries.sweepOlderThan(Date.now() - RETENTION_MS);
-      await store.nonces.sweep(Date.now());
-    } catch (err) {
-      log.error({ err }, 'webhook maintenance failed');
-    }
-  };
-  const timer = setInterval(run, intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
 }

@@ -19,10 +19,17 @@ export interface ServeProcess {
 
 export const TEST_SECRET_KEY = 'test-secret-key-0123456789abcdef';
 
-export async function startServeProcess(opts: { databaseUrl: string; port?: number; env?: Record<string, string>; args?: string[] }): Promise<ServeProcess> {
+export async function startServeProcess(opts: {
+  databaseUrl: string;
+  port?: number;
+  env?: Record<string, string>;
+  args?: string[];
+  /** Flags for node itself, before the script (e.g. --expose-gc). */
+  nodeArgs?: string[];
+}): Promise<ServeProcess> {
   const port = opts.port ?? (await freePort());
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', String(port), '--db', opts.databaseUrl, ...(opts.args ?? [])], {
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), BIN, 'serve', '--port', String(port), '--db', opts.databaseUrl, ...(opts.args ?? [])], {
     env: {
       ...process.env,
       ADCP_ORCH_SECRET_KEY: TEST_SECRET_KEY,

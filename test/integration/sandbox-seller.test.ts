@@ -529,6 +529,27 @@ describe('sandbox seller: webhooks', () => {
     expect(last).toMatchObject({ delivered: false, attempts: 1, final_status: 409 });
   });
 
+  it('many deliveries retrying at once (a receiver restarting) wait without piling listeners on one signal', async () => {
+    // The retry sleeps once each added an abort listener to one shutdown signal: more than
+    // ten retrying together printed MaxListenersExceededWarning (which fails this test).
+    const s = await seller({ workingDelayMs: 10, webhookRetry: { initialDelayMs: 50, maxAttempts: 3 } });
+    const call = await mcp(s.url);
+    const seen = new Set<string>();
+    const restarting = await receiver(() => 503);
+    const n = 16;
+    await Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        call('create_media_buy', buy('sandbox_working', { push_notification_config: { url: restarting.url, operation_id: `op-many-${i}` } })),
+      ),
+    );
+    await s.webhooksSettled();
+    for (const d of restarting.deliveries) seen.add(d.body.idempotency_key);
+    expect(seen.size).toBeGreaterThanOrEqual(n);
+    // Each one tried three times (two retries), none delivered.
+    expect(restarting.deliveries.length).toBe(seen.size * 3);
+    expect(s.stats().webhooks.every((w) => !w.delivered && w.final_status === 503)).toBe(true);
+  });
+
   it('stops on a 401 whose WWW-Authenticate names a webhook_ error', async () => {
     const s = await seller({ workingDelayMs: 10, webhookRetry: { initialDelayMs: 20 } });
     const call = await mcp(s.url);
