@@ -16,7 +16,7 @@ import type { AgentRow, Store } from '../../store/index.js';
 import { GOVERNED_TASKS, initialState, type GovernedState } from '../../domain/governed-flow.js';
 import type { Clock } from '../clock.js';
 import { EngineError } from '../errors.js';
-import type { CreateOperationInput, WebhookMode } from '../operation-builder.js';
+import type { WebhookMode } from '../operation-builder.js';
 import type { PlanBook } from './plan-book.js';
 
 export interface GovernanceRequest {
@@ -91,10 +91,5 @@ export class GovernanceGuard {
       case 'accepted':
         return;
     }
-  }
-
-  /** The operation input of a governed request. */
-  input(base: Omit<CreateOperationInput, 'params' | 'governance'>, prepared: GovernedInput): CreateOperationInput {
-    return { ...base, params: prepared.params, governance: prepared.governance };
   }
 }
