@@ -40,6 +40,11 @@ import { SubscriptionDispatcher } from './notify/subscription-dispatcher.js';
 import { subscriptionRoutes } from './api/routes/subscriptions.js';
 import { liveSourceFrom } from './ui/live.js';
 import { dashboardRoutes } from './ui/plugin.js';
+import { GovernanceFlow } from './engine/governance/flow.js';
+import { GovernanceGuard } from './engine/governance/governed-ops.js';
+import { PlanBook } from './engine/governance/plan-book.js';
+import { CampaignService } from './engine/governance/campaigns.js';
+import { CampaignWatcher } from './engine/governance/campaign-watcher.js';
 
 export interface AppOptions {
   config: Config;
@@ -55,6 +60,10 @@ export interface App {
   api: FastifyInstance;
   operations: OperationService;
   answers: AnswerService;
+  /** Governed operations' steps (check, review poll, outcome report). */
+  governance: GovernanceFlow;
+  campaigns: CampaignService;
+  campaignWatcher: CampaignWatcher;
   scheduler: Scheduler;
   reconciler: Reconciler;
   metrics: Metrics;
@@ -108,12 +117,30 @@ export async function createApp(opts: AppOptions): Promise<App> {
     instanceId,
   }, breakers, inputTimers);
   const spendApproval = new SpendApproval(store, clock);
+  // Late-bound: the scheduler is built below, with the runner that needs the flow.
+  let wakeScheduler = () => {};
+  const governance = new GovernanceFlow({ store, adcp, secrets, bus, operations, breakers, metrics, clock, log: logger, wake: () => wakeScheduler() });
+  const plans = new PlanBook(store);
+  // The checks' `caller`: our public URL (the address agents know us by).
+  const guard = new GovernanceGuard(store, plans, clock, () => config.ADCP_ORCH_PUBLIC_URL ?? `http://${config.HOST}:${config.PORT}`);
   const delivery = new AnswerDelivery({ store, adcp, secrets, bus, operations, breakers, metrics, clock, log: logger });
-  const answers = new AnswerService({ store, secrets, bus, operations, delivery, spendApproval, metrics, clock, log: logger });
-  // A person's answer on its way to the seller has its own runner, and so has the clock of a held
-  // request (reminders, expiry: never a send); everything else is a send or a poll.
+  const answers = new AnswerService({ store, secrets, bus, operations, delivery, spendApproval, metrics, clock, log: logger, governance });
+  const campaigns = new CampaignService({ store, secrets, bus, operations, flow: governance, guard, spendApproval, metrics, clock, log: logger });
+  const campaignWatcher = new CampaignWatcher(store, bus, clock, logger, {
+    sweepEveryMs: Math.max(1_000, config.ADCP_ORCH_SCHEDULER_TICK_MS * 5),
+    publicUrl: config.ADCP_ORCH_PUBLIC_URL,
+  });
+  // A person's answer on its way to the seller has its own runner, and so have the clock of a held
+  // request (reminders, expiry: never a send) and a governed operation's own steps (check, review,
+  // outcome report); everything else is a send or a poll.
   const runClaimed = (row: OperationRow) =>
-    row.check_kind === ANSWER_CHECK ? delivery.run(row) : row.check_kind === INPUT_TIMER_CHECK ? inputTimers.run(row) : operations.runClaimed(row);
+    row.check_kind === ANSWER_CHECK
+      ? delivery.run(row)
+      : row.check_kind === INPUT_TIMER_CHECK
+        ? inputTimers.run(row)
+        : governance.handles(row.check_kind)
+          ? governance.run(row)
+          : operations.runClaimed(row);
   const scheduler = new Scheduler(store, runClaimed, clock, logger, {
     instanceId,
     leaseMs: operations.leaseMs,
@@ -121,6 +148,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     tickMs: config.ADCP_ORCH_SCHEDULER_TICK_MS,
     warmupMs: config.ADCP_ORCH_WARMUP_MS,
   });
+  wakeScheduler = () => scheduler.wake();
   const instances = new InstancePresence(store, clock, logger, { instanceId, deadAfterMs: config.ADCP_ORCH_INSTANCE_DEAD_AFTER_MS, databaseUrl: config.ADCP_ORCH_DATABASE_URL }, () => scheduler.wake());
   const reconciliation = createReconciliation({ store, adcp, secrets, bus, metrics, clock, logger, config, instanceId, timing: operations.options, wake: () => scheduler.wake() });
   const receiver = new WebhookReceiver({
@@ -178,6 +206,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     answers,
     spendApproval,
     cancel,
+    governance: { guard, plans, campaigns },
     plugins: [
       webhookRoutes(receiver, config.ADCP_ORCH_PUBLIC_URL),
       live.routes,
@@ -192,6 +221,9 @@ export async function createApp(opts: AppOptions): Promise<App> {
     api,
     operations,
     answers,
+    governance,
+    campaigns,
+    campaignWatcher,
     scheduler,
     reconciler: reconciliation.reconciler,
     metrics,
@@ -217,6 +249,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
       scheduler.start();
       subscriptions.start();
       reconciliation.loop.start();
+      campaignWatcher.start();
       stopMaintenance = startMaintenance(
         [
           {
@@ -249,8 +282,10 @@ export async function createApp(opts: AppOptions): Promise<App> {
       // Open SSE streams would keep the HTTP server from closing.
       await live.stop();
       await reconciliation.loop.stop();
+      await campaignWatcher.stop();
       await scheduler.stop();
       unsubscribeDispatcher();
+      governance.close();
       await subscriptions.stop();
       await instances.stop();
       await api.close();

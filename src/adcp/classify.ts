@@ -7,7 +7,8 @@
  *   1. root `status` that is an AdCP task status → that status;
  *   2. the transport said the call failed (MCP `isError`, A2A failed/rejected/...)
  *      → the transport's word;
- *   3. `adcp_error`, or non-empty `errors[]` without `media_buy_id` → `failed`;
+ *   3. `adcp_error`, or non-empty `errors[]` without `media_buy_id` (or a sync's
+ *      `plans[]`) → `failed`;
  *   4. otherwise `completed`: this covers a 3.0 create_media_buy whose root
  *      `status` is a MediaBuyStatus (`pending_creatives`, `active`, ...).
  * A root `status` that is both words (MediaBuyStatus `completed`, `rejected`,
@@ -46,8 +47,10 @@ export function classifyStatus(payload: JsonObject, view: TransportView = {}): A
   if (transport && transport !== 'completed') return transport;
   const hasEnvelopeError = isJsonObject(payload.adcp_error);
   const hasErrors = Array.isArray(payload.errors) && payload.errors.length > 0;
-  // errors[] beside a media_buy_id are warnings on a buy that exists (3.0 partial success).
-  if (hasEnvelopeError || (hasErrors && payload.media_buy_id === undefined)) return 'failed';
+  // errors[] beside a media_buy_id are warnings on a buy that exists (3.0 partial success); beside
+  // a sync_plans `plans[]` they are the per-plan errors of a sync that was processed.
+  const processed = payload.media_buy_id !== undefined || Array.isArray(payload.plans);
+  if (hasEnvelopeError || (hasErrors && !processed)) return 'failed';
   return 'completed';
 }
 

@@ -22,6 +22,11 @@ import type { AnswerService } from '../engine/answer-service.js';
 import type { SpendApproval } from '../engine/spend-approval.js';
 import type { Reconciler } from '../engine/reconciler.js';
 import type { InstanceView } from '../store/instances-repo.js';
+import type { GovernanceGuard } from '../engine/governance/governed-ops.js';
+import type { PlanBook } from '../engine/governance/plan-book.js';
+import type { CampaignService } from '../engine/governance/campaigns.js';
+import { planRoutes } from './routes/plans.js';
+import { campaignRoutes } from './routes/campaigns.js';
 
 export interface ApiDeps {
   store: Store;
@@ -39,6 +44,8 @@ export interface ApiDeps {
   spendApproval?: SpendApproval;
   /** Absent in route-level tests that build the API alone. */
   cancel?: CancelService;
+  /** Governance before every spend (absent in route-level tests: governed requests are then refused with 501). */
+  governance?: { guard: GovernanceGuard; plans: PlanBook; campaigns: CampaignService };
   /** Serve POST /debug/gc (ADCP_ORCH_DEBUG_GC, benchmarks only). */
   debugGc?: boolean;
   /** Extra route groups (webhooks, events, UI) registered by their own modules. */
@@ -75,7 +82,11 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   });
 
   agentRoutes(app, deps);
-  operationRoutes(app, deps);
+  operationRoutes(app, { ...deps, ...(deps.governance ? { governanceGuard: deps.governance.guard } : {}) });
+  if (deps.governance) {
+    planRoutes(app, { store: deps.store, operations: deps.operations, plans: deps.governance.plans });
+    campaignRoutes(app, { store: deps.store, campaigns: deps.governance.campaigns });
+  }
   if (deps.answers) inputRoutes(app, { store: deps.store, answers: deps.answers });
   settingsRoutes(app, deps);
   if (deps.cancel) cancelRoutes(app, { store: deps.store, cancel: deps.cancel });

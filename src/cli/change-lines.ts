@@ -28,8 +28,19 @@ export function eventLine(operationId: string, event: StreamEvent, type?: string
 
 export function notificationLine(n: Notification): string {
   const { operation, event, ...extras } = n.data;
+  if (!operation || !event) return campaignLine(n);
   const failed = n.type === 'operation.failed' || n.type === 'operation.rejected';
   return eventLine(operation.id, event, n.type, { ...extras, ...(failed ? { error: operation.error } : {}) });
+}
+
+/** A campaign's notification (`campaign.completed`): which campaign, how its buys ended, what was committed. */
+function campaignLine(n: Notification): string {
+  const c = asObject(n.data.campaign);
+  const summary = asObject(c.summary);
+  const budget = asObject(c.budget);
+  const counts = ['done', 'denied', 'failed', 'canceled'].filter((k) => typeof summary[k] === 'number' && summary[k] !== 0).map((k) => `${k}=${String(summary[k])}`);
+  const committed = typeof budget.committed === 'number' ? `  committed=${budget.committed}` : '';
+  return `${n.created_at}  ${String(c.id ?? '?')}  ${n.type.padEnd(24)} ${String(c.status ?? '').padEnd(30)} campaign  ${counts.join(' ')}${committed}\n`;
 }
 
 function change(e: StreamEvent): string {

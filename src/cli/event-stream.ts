@@ -20,8 +20,9 @@ export interface Notification {
   created_at: string;
   tenant_id: string;
   data: {
-    operation: { id: string; status: string; needs_input: boolean; error?: unknown; [k: string]: unknown };
-    event: StreamEvent;
+    /** Absent on a campaign's notification (`campaign.completed`), which carries `campaign` instead. */
+    operation?: { id: string; status: string; needs_input: boolean; error?: unknown; [k: string]: unknown };
+    event?: StreamEvent;
     [k: string]: unknown;
   };
 }

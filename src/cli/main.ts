@@ -7,6 +7,8 @@
 import { Command, CommanderError } from 'commander';
 import { errorLine, exitAfterFlush, exitCodeFor } from './cli-errors.js';
 import { registerAgentCommands } from './commands/agents.js';
+import { registerDemoCommand } from './commands/demo.js';
+import { registerCampaignCommands } from './commands/campaigns.js';
 import { registerKeysCommand } from './commands/keys.js';
 import { registerMigrateCommand } from './commands/migrate.js';
 import { registerOpsCommands } from './commands/ops.js';
@@ -31,6 +33,8 @@ registerAgentCommands(program);
 registerOpsCommands(program);
 registerSubscriptionCommands(program);
 registerReconcileCommand(program);
+registerDemoCommand(program);
+registerCampaignCommands(program);
 
 program.parseAsync(process.argv).catch(async (err: unknown) => {
   process.stderr.write(errorLine(err));

@@ -9,6 +9,7 @@
  * The shapes below are the columns read, spelled out so this module depends on
  * nothing outside the domain (the store's rows satisfy them).
  */
+import { presentGovernance, type GovernedState } from './governed-flow.js';
 import { redactedRequest } from './credential-fields.js';
 
 export interface OperationJsonSource {
@@ -37,6 +38,8 @@ export interface OperationJsonSource {
   updated_at: number;
   completed_at: number | null;
   parent_id: string | null;
+  /** JSON of a governed operation's flow (src/domain/governed-flow.ts); null or absent when ungoverned. */
+  governance?: string | null;
 }
 
 export interface EventJsonSource {
@@ -94,6 +97,8 @@ export function presentOperation(o: OperationJsonSource, events?: EventJsonSourc
     updated_at: iso(o.updated_at),
     completed_at: iso(o.completed_at),
     parent_id: o.parent_id,
+    // Only on governed operations: the check and the outcome report (tokens never shown).
+    ...(o.governance ? { governance: presentGovernance(JSON.parse(o.governance) as GovernedState) } : {}),
     ...(events ? { events: events.map(presentEvent) } : {}),
   };
 }

@@ -17,6 +17,9 @@
  *   no way to cancel a create_media_buy task that has no media buy yet
  *   (update_media_buy needs a media_buy_id), so the seller is not told; an
  *   event says so. Nothing was bought: the seller's task waits until it expires.
+ * - governance_conditions: `approve` applies the conditions (with the person's
+ *   `params` over them) and the changed request, under a new idempotency_key,
+ *   is checked again (src/engine/governance/); `reject` ends it `rejected`.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -38,6 +41,8 @@ import type { OperationService } from './operation-service.js';
 import type { SpendApproval } from './spend-approval.js';
 import { ended, rejectionPlan, SELLER_NOT_TOLD } from './rejection.js';
 import { expiredForRejection } from '../domain/input-timers.js';
+import { CHECK_STEP, freshState, parseGovernance } from '../domain/governed-flow.js';
+import type { GovernanceFlow } from './governance/flow.js';
 
 export interface AnswerServiceDeps {
   store: Store;
@@ -49,6 +54,8 @@ export interface AnswerServiceDeps {
   metrics: Metrics;
   clock: Clock;
   log: Logger;
+  /** Governed operations' flow (absent: conditions cannot be answered). */
+  governance?: GovernanceFlow;
 }
 
 /** Whether this answer was the one taken, and the operation to show. */
@@ -93,7 +100,7 @@ export class AnswerService {
       case 'seller_input':
         return parseContinuation(row) ? this.answerOnContinuation(row, recorded) : this.supersede(row, recorded);
       case 'governance_conditions':
-        throw new EngineError('governance_not_supported', 'governance conditions cannot be applied by this version yet; reject is possible', 501);
+        return this.approveConditions(row, recorded);
     }
   }
 
@@ -189,6 +196,23 @@ export class AnswerService {
     return taken ? this.driveBriefly(result, () => operations.send(result)) : result;
   }
 
+  /** Approve governance conditions: applied, and the changed request is checked again at once (a crash leaves the check due). */
+  private async approveConditions(row: OperationRow, recorded: RecordedAnswer): Promise<OperationRow> {
+    const { governance, operations, clock } = this.deps;
+    if (!governance) throw new EngineError('governance_not_supported', 'this process runs no governance flow', 501);
+    // Bad params are a 400 before anything is written.
+    governance.conditionsApproved(row, recorded);
+    const now = clock.now();
+    const { taken, row: result } = await this.take(row, recorded, (current) => {
+      const applied = governance.conditionsApproved(current, recorded);
+      return {
+        patch: { ...answered(recorded), ...applied.patch, ...dueNowLeasedBy(operations.options.instanceId, current, now, operations.leaseMs, CHECK_STEP) },
+        events: [answeredEvent(current, recorded), ...applied.events],
+      };
+    });
+    return taken ? this.driveBriefly(result, () => governance.run(result)) : result;
+  }
+
   /** Approve or respond on the seller's open A2A task: the whole input again, as one stored message. */
   private async answerOnContinuation(row: OperationRow, recorded: RecordedAnswer, wait = true): Promise<OperationRow> {
     const { operations, clock, delivery } = this.deps;
@@ -220,8 +244,11 @@ export class AnswerService {
     // The corrected buy is a new spend: the tenant's own rule applies to it too.
     const hold = await spendApproval.holdFor(row.tenant_id, row.type, params);
     const now = clock.now();
+    // A governed buy's correction is a new spend: it is checked afresh before it is sent.
+    const parentGovernance = parseGovernance(row.governance);
+    const governance = parentGovernance ? freshState(parentGovernance, now) : undefined;
     const child = buildOperation(
-      { tenantId: row.tenant_id, agentId: row.agent_id, task: row.type, params, webhook: row.webhook_mode as WebhookMode, parentId: row.id, actor: recorded.actor, ...(hold ? { hold } : {}) },
+      { tenantId: row.tenant_id, agentId: row.agent_id, task: row.type, params, webhook: row.webhook_mode as WebhookMode, parentId: row.id, actor: recorded.actor, ...(hold ? { hold } : {}), ...(governance ? { governance } : {}) },
       agent,
       secrets,
       { ...operations.options, leaseMs: operations.leaseMs },
@@ -253,7 +280,8 @@ export class AnswerService {
     this.deps.bus.publish({ operation: child.row, ...childWritten });
     metrics.transition(child.row.type, 'none', 'requested', 'user');
     if (hold) return child.row;
-    return this.driveBriefly(child.row, () => operations.send(child.row), wait);
+    const flow = this.deps.governance;
+    return this.driveBriefly(child.row, () => (flow?.handles(child.row.check_kind) ? flow.run(child.row) : operations.send(child.row)), wait);
   }
 
   /**

@@ -4,6 +4,7 @@
  * so it is right whichever instance is scraped.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { REPORT_STEP } from '../domain/governed-flow.js';
 import type { Store } from '../store/index.js';
 
 export class Metrics {
@@ -21,6 +22,10 @@ export class Metrics {
   readonly approvalDuration: Histogram;
   readonly asyncDuration: Histogram;
   readonly circuitState: Gauge;
+  private readonly governanceChecks: Counter;
+  private readonly governanceOutcomes: Counter;
+  /** From the start of a wait for a governance decision (a check, its retries, a human review) until the decision. */
+  readonly governanceWait: Histogram;
 
   constructor(store?: Store, opts: { defaultMetrics?: boolean; instanceDeadAfterMs?: number } = {}) {
     const registers = [this.registry];
@@ -39,6 +44,19 @@ export class Metrics {
     const buckets = [1, 5, 30, 60, 300, 900, 3600, 4 * 3600, 24 * 3600, 72 * 3600];
     this.approvalDuration = new Histogram({ name: `${p}approval_duration_seconds`, help: 'input-required until answered', labelNames: ['type'], buckets, registers });
     this.asyncDuration = new Histogram({ name: `${p}async_duration_seconds`, help: 'submitted until terminal', labelNames: ['type'], buckets, registers });
+    this.governanceChecks = new Counter({
+      name: `${p}governance_checks_total`,
+      help: 'Intent check_governance answers by decision (approved, denied, conditions, review, no_decision, unavailable, error)',
+      labelNames: ['decision'],
+      registers,
+    });
+    this.governanceOutcomes = new Counter({
+      name: `${p}governance_outcomes_reported_total`,
+      help: 'report_plan_outcome calls the governance agent took, by outcome and reply status (accepted, findings, refused)',
+      labelNames: ['outcome', 'status'],
+      registers,
+    });
+    this.governanceWait = new Histogram({ name: `${p}governance_wait_seconds`, help: 'Time spent waiting for a governance decision before a spend', buckets, registers });
     this.circuitState = new Gauge({ name: `${p}circuit_state`, help: 'Circuit breaker per agent: 0 closed, 1 half-open, 2 open', labelNames: ['agent'], registers });
     if (store) {
       new Gauge({
@@ -55,6 +73,20 @@ export class Metrics {
             .execute();
           this.reset();
           for (const r of rows) this.set({ type: r.type, status: r.status }, Number(r.n));
+        },
+      });
+      new Gauge({
+        name: `${p}governance_outcomes_pending`,
+        help: 'Seller results whose report_plan_outcome is not yet accepted (from the database)',
+        registers,
+        async collect() {
+          const row = await store.db.kysely
+            .selectFrom('operations')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('next_check_at', 'is not', null)
+            .where('check_kind', '=', REPORT_STEP)
+            .executeTakeFirst();
+          this.set(Number(row?.n ?? 0));
         },
       });
       const deadAfterMs = opts.instanceDeadAfterMs ?? 10_000;
@@ -90,6 +122,12 @@ export class Metrics {
   }
   conflict(type: string): void {
     this.conflicts.inc({ type });
+  }
+  governanceCheck(decision: string): void {
+    this.governanceChecks.inc({ decision });
+  }
+  governanceOutcome(outcome: string, status: string): void {
+    this.governanceOutcomes.inc({ outcome, status });
   }
   inputReminder(kind: string): void {
     this.inputReminders.inc({ kind });

@@ -8,6 +8,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { acceptsPushNotifications, requiresIdempotencyKey } from '../adcp/task-kinds.js';
 import type { InputRequest } from '../domain/input-request.js';
+import { CHECK_STEP, type GovernedState } from '../domain/governed-flow.js';
 import { deadlineFor } from '../domain/timing.js';
 import type { AgentRow, OperationRow } from '../store/index.js';
 import type { NewEvent } from '../store/operations-repo.js';
@@ -39,6 +40,11 @@ export interface CreateOperationInput {
    * with no timer, `needs_input` set and this request shown.
    */
   hold?: InputRequest;
+  /**
+   * Governed (PROTOCOL.md §8): the flow's first state. The operation starts at its
+   * check_governance step instead of the send, and is sent only once approved.
+   */
+  governance?: GovernedState;
 }
 
 export interface BuildOptions {
@@ -88,10 +94,12 @@ export function buildOperation(
   if (webhook.config) params.push_notification_config = webhook.config;
 
   const held = input.hold !== undefined;
+  const governed = input.governance !== undefined;
   const leased = claim && !held;
   // Due at once: the first thing to do is send it. A held buy is sent only by a person's
   // approval; its timer is its request's clock (reminders, expiry), which never sends.
-  const timer = held ? heldTimer(input.hold!, reminderPolicyOf(options)) : { next_check_at: now, check_kind: 'send' };
+  // A governed one starts at its check: it is sent only once approved.
+  const timer = held ? heldTimer(input.hold!, reminderPolicyOf(options)) : { next_check_at: now, check_kind: governed ? CHECK_STEP : 'send' };
   const row = newOperationRow(
     { id, tenant_id: input.tenantId, agent_id: agent.id, type: input.task, idempotency_key: idempotencyKey, request_body: new RequestSealer(secrets).seal(params), created_at: now },
     {
@@ -106,6 +114,7 @@ export function buildOperation(
       webhook_token: webhook.token,
       webhook_secret_enc: webhook.secretSealed,
       parent_id: input.parentId ?? null,
+      ...(governed ? { governance: JSON.stringify(input.governance) } : {}),
       ...(held ? { needs_input: 1, input_message: input.hold!.message, input_request: JSON.stringify(input.hold) } : {}),
     },
   );

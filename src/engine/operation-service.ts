@@ -29,6 +29,7 @@ import { planObservation, STALLED_SLOWDOWN, type ObservationOutcome, type TaskOb
 import type { Tx } from '../store/tx.js';
 import { isUniqueViolation } from '../store/db.js';
 import { INPUT_TIMER_CHECK, withInputExpiry, type InputTimers } from './input-timers.js';
+import type { GovernanceHooks } from './governance/hooks.js';
 
 export type { CreateOperationInput, WebhookMode } from './operation-builder.js';
 
@@ -47,6 +48,8 @@ export interface EngineOptions extends TimingPolicy {
 export class OperationService {
   /** Stored requests keep their credentials sealed (sealed-request.ts); everything that sends one opens it here. */
   readonly requests: RequestSealer;
+  /** Governed operations' own steps and their two points in the send path (set once the governance flow is built). */
+  governance?: GovernanceHooks;
 
   constructor(
     private readonly store: Store,
@@ -109,7 +112,8 @@ export class OperationService {
     // An existing operation (the same idempotency key again) is already being driven;
     // a held one waits for a person.
     if (!inserted || input.hold) return row;
-    const sending = this.send(row).catch((err) => this.log.error({ err, operation_id: row.id }, 'send failed'));
+    const first = this.governance?.handles(row.check_kind) ? this.governance.run(row) : this.send(row);
+    const sending = first.catch((err) => this.log.error({ err, operation_id: row.id }, 'send failed'));
     await Promise.race([sending, delay(this.options.syncWaitMs)]);
     return (await this.store.operations.get(row.id)) ?? row;
   }
@@ -174,6 +178,13 @@ export class OperationService {
 
   async send(row: OperationRow): Promise<void> {
     const lease = leaseOf(row);
+    let args: Record<string, unknown> | undefined;
+    if (row.governance && this.governance) {
+      // A governed spend goes only with an approval still usable; without one it goes back to its check.
+      const authorized = await this.governance.argumentsFor(row, lease);
+      if (!authorized) return;
+      args = authorized;
+    }
     const now = this.clock.now();
     const before = row.status;
     let lookedUp: string | undefined;
@@ -221,7 +232,7 @@ export class OperationService {
     let reply: TaskReply;
     try {
       reply = await this.breakers.execute(agent.id, agent.name, () =>
-        this.adcp.callTask(endpointFor(agent, this.secrets), row.type, this.requests.open(row.request_body), { timeoutMs: this.options.callTimeoutMs }),
+        this.adcp.callTask(endpointFor(agent, this.secrets), row.type, args ?? this.requests.open(row.request_body), { timeoutMs: this.options.callTimeoutMs }),
       );
     } catch (err) {
       if (err instanceof BrokenCircuitError) {
@@ -313,7 +324,7 @@ export class OperationService {
     return (row: OperationRow): MutationPlan<ObservationOutcome> => {
       const plan = planObservation(row, obs, this.options, now, this.clock.random);
       if (lease) plan.patch = { ...plan.patch, ...releasedLease(), ...(isTerminal(row.status as OperationStatus) ? { next_check_at: null, check_kind: null } : {}) };
-      return plan;
+      return row.governance && this.governance ? this.governance.amendObservation(row, plan, now) : plan;
     };
   }
 

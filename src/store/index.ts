@@ -14,6 +14,7 @@ import { NotificationsRepo, type NotificationsOptions } from './notifications-re
 import { SubscriptionsRepo } from './subscriptions-repo.js';
 import { SubscriptionDeliveriesRepo } from './subscription-deliveries-repo.js';
 import { SettingsRepo } from './settings-repo.js';
+import { CampaignsRepo } from './campaigns-repo.js';
 import { SessionsRepo } from './sessions-repo.js';
 
 export interface Store {
@@ -31,6 +32,7 @@ export interface Store {
   subscriptions: SubscriptionsRepo;
   subscriptionDeliveries: SubscriptionDeliveriesRepo;
   settings: SettingsRepo;
+  campaigns: CampaignsRepo;
   sessions: SessionsRepo;
   close(): Promise<void>;
 }
@@ -57,6 +59,7 @@ export function storeFor(db: Db, opts: StoreOptions = {}): Store {
     subscriptions: new SubscriptionsRepo(db),
     subscriptionDeliveries: new SubscriptionDeliveriesRepo(db),
     settings: new SettingsRepo(db),
+    campaigns: new CampaignsRepo(db),
     sessions: new SessionsRepo(db),
     close: () => db.close(),
   };
@@ -79,3 +82,4 @@ export async function openStore(
 export type { OperationRow, EventRow, Lease, Written } from './operations-repo.js';
 export type { NotificationRow, NewNotification } from './notifications-repo.js';
 export type { AgentRow } from './agents-repo.js';
+export type { CampaignRow } from './campaigns-repo.js';

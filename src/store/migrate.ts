@@ -17,6 +17,7 @@ import { notifications } from './migrations/007-notifications.js';
 import { reconcileRetry } from './migrations/009-reconcile-retry.js';
 import { subscriptions } from './migrations/008-subscriptions.js';
 import { inputRequests } from './migrations/006-input-requests.js';
+import { governance } from './migrations/015-governance.js';
 import { inputTimers } from './migrations/016-input-timers.js';
 import { sessions } from './migrations/013-sessions.js';
 import { retention } from './migrations/014-retention.js';
@@ -33,6 +34,7 @@ export function migrationsFor(db: Db): Record<string, Migration> {
     '012-operation-parent': operationParent,
     '008-subscriptions': subscriptions,
     '006-input-requests': inputRequests,
+    '015-governance': governance,
     '016-input-timers': inputTimers,
     '013-sessions': sessions,
     '014-retention': retention,

@@ -19,7 +19,7 @@ import { CompiledQueries, isPrimitive } from './compiled.js';
 import type { NotificationRow, NotificationsRepo } from './notifications-repo.js';
 
 /** Columns added after the first schema are optional here, so code that builds rows need not know them all. */
-type LaterColumns = 'status_since' | 'reminded_at' | 'input_request' | 'continuation' | 'answer' | 'input_reminders' | 'input_expired_at';
+type LaterColumns = 'status_since' | 'reminded_at' | 'input_request' | 'continuation' | 'answer' | 'input_reminders' | 'input_expired_at' | 'governance';
 export type OperationRow = Omit<Selectable<OperationsTable>, LaterColumns> & Partial<Pick<Selectable<OperationsTable>, LaterColumns>>;
 export type OperationPatch = Partial<Omit<OperationRow, 'id' | 'tenant_id' | 'agent_id' | 'created_at'>>;
 

@@ -86,6 +86,8 @@ export interface OperationsTable {
   continuation?: string | null;
   /** JSON RecordedAnswer, plus the continuation message while it is being sent. */
   answer?: string | null;
+  /** JSON GovernedState (src/domain/governed-flow.ts) of a governed operation; null otherwise. */
+  governance?: string | null;
   /** Reminders sent for the current input request (src/domain/input-timers.ts). */
   input_reminders?: number;
   /** When the current input request's expiry was acted on. */
@@ -155,6 +157,7 @@ export interface Database {
   subscription_delivery_attempts: SubscriptionDeliveryAttemptsTable;
   sessions: SessionsTable;
   tenant_settings: TenantSettingsTable;
+  campaigns: CampaignsTable;
 }
 
 /** A tenant's own rules (DESIGN.md §5.1): one JSON document per tenant. */
@@ -290,6 +293,25 @@ export interface InstancesTable {
   heartbeat_at: number;
   /** PostgreSQL: the key of the advisory lock it holds while alive; the lock gone means the process is. */
   lock_key: number | null;
+}
+
+/** A governed campaign (migration 015): its buys are operations whose parent_id is the campaign's id. */
+export interface CampaignsTable {
+  /** `cmp_` + uuid. */
+  id: string;
+  tenant_id: string;
+  name: string | null;
+  governance_agent_id: string;
+  plan_id: string;
+  /** running | done */
+  status: string;
+  /** JSON array of the buys' operation ids, in the order asked for. */
+  buy_ids: string;
+  created_at: number;
+  updated_at: number;
+  completed_at: number | null;
+  /** The key name of who created it. */
+  created_by: string | null;
 }
 
 /** A signed-in dashboard browser (src/ui/): acts as its API key until `expires_at`. */

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { OPERATION_STATUSES } from '../../domain/status.js';
 import type { OperationService } from '../../engine/operation-service.js';
 import type { SpendApproval } from '../../engine/spend-approval.js';
+import type { GovernanceGuard } from '../../engine/governance/governed-ops.js';
 import type { Store } from '../../store/index.js';
 import { actorOf, requireApiKey, requireRole, tenantOf } from '../auth.js';
 import { ApiError } from '../errors.js';
@@ -12,7 +13,15 @@ import { idempotent } from '../idempotency.js';
 import { presentOperation } from '../present.js';
 
 const WebhookMode = z.enum(['rfc9421', 'hmac', 'bearer', 'none']);
-const Governance = z.object({ agent_id: z.string().min(1), plan_id: z.string().min(1) }).strict();
+/** PROTOCOL.md §8: the governance agent and plan a spend is checked against before it is sent. */
+export const Governance = z
+  .object({
+    agent_id: z.string().min(1).max(100),
+    plan_id: z.string().min(1).max(255),
+    /** Apply `conditions` that state their values at once and re-check, instead of asking a person. */
+    apply_conditions: z.boolean().optional(),
+  })
+  .strict();
 
 /** What every way of starting an operation takes besides the task and its parameters. */
 const StartFields = {
@@ -69,15 +78,7 @@ function decodeCursor(s: string): Cursor {
 
 const clientKeyOf = (h: string | string[] | undefined) => (typeof h === 'string' ? h : undefined);
 
-function refuseGovernance(governance: unknown): void {
-  // Honest refusal until the governance cycle is built: accepting the field and
-  // skipping check_governance would spend without the check the caller asked for.
-  if (governance !== undefined) {
-    throw new ApiError(422, 'governance_not_supported', 'governed operations are not supported by this version yet');
-  }
-}
-
-export function operationRoutes(app: FastifyInstance, deps: { store: Store; operations: OperationService; spendApproval?: SpendApproval }): void {
+export function operationRoutes(app: FastifyInstance, deps: { store: Store; operations: OperationService; spendApproval?: SpendApproval; governanceGuard?: GovernanceGuard }): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const auth = requireApiKey(deps.store);
   const asViewer = [auth, requireRole('viewer')];
@@ -87,13 +88,21 @@ export function operationRoutes(app: FastifyInstance, deps: { store: Store; oper
   const start = (
     req: FastifyRequest,
     reply: FastifyReply,
-    body: { agent_id: string; webhook?: z.infer<typeof WebhookMode>; governance?: unknown; approval?: 'required' },
+    body: { agent_id: string; webhook?: z.infer<typeof WebhookMode>; governance?: z.infer<typeof Governance>; approval?: 'required' },
     task: string,
-    params: Record<string, unknown>,
+    requested: Record<string, unknown>,
   ) => {
     const tenant = tenantOf(req);
-    refuseGovernance(body.governance);
     return idempotent(deps.store, req, reply, tenant.id, async () => {
+      let params = requested;
+      let governance;
+      if (body.governance) {
+        // Accepting the field without the check would spend without the check the caller asked for.
+        if (!deps.governanceGuard) throw new ApiError(501, 'governance_not_supported', 'this server runs no governance flow');
+        const prepared = await deps.governanceGuard.prepare(tenant.id, body.agent_id, task, requested, body.governance, body.webhook);
+        params = prepared.params;
+        governance = prepared.governance;
+      }
       const hold = await deps.spendApproval?.holdFor(tenant.id, task, params, body.approval);
       const row = await deps.operations.createAndStart({
         tenantId: tenant.id,
@@ -104,6 +113,7 @@ export function operationRoutes(app: FastifyInstance, deps: { store: Store; oper
         clientKey: clientKeyOf(req.headers['idempotency-key']),
         actor: actorOf(req),
         ...(hold ? { hold } : {}),
+        ...(governance ? { governance } : {}),
       });
       return { statusCode: 202, body: presentOperation(row) };
     });

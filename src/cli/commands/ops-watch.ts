@@ -48,6 +48,8 @@ export function registerWatchCommand(ops: Command): void {
 
 function wanted(n: Notification, o: WatchOptions): boolean {
   const op = n.data.operation;
+  // A campaign's notification has no operation: it is shown unless a filter on operations was asked for.
+  if (!op) return o.status === undefined && !o.needsInput;
   if (o.status !== undefined && op.status !== o.status) return false;
   if (o.needsInput && op.needs_input !== true) return false;
   return true;
@@ -90,7 +92,7 @@ async function watchOne(target: ApiTarget, id: string, json: boolean, connection
       return verdict;
     },
     onNotification: (n) => {
-      if (n.data.operation.id !== id) return;
+      if (!n.data.operation || !n.data.event || n.data.operation.id !== id) return;
       if (!printed.has(n.data.event.id)) {
         printed.add(n.data.event.id);
         print(n, json);

@@ -34,6 +34,12 @@ describe('classifyPayload', () => {
     expect(reply.error?.code).toBe('X_WARN');
   });
 
+  it('errors[] beside a sync_plans plans[] are the per-plan errors of a processed sync', () => {
+    const reply = classifyPayload({ plans: [{ plan_id: 'p1', status: 'error', version: 0 }], errors: [{ code: 'INVALID_PLAN', details: { plan_id: 'p1' } }] });
+    expect(reply.status).toBe('completed');
+    expect(reply.error?.code).toBe('INVALID_PLAN');
+  });
+
   it('reads the envelope fields', () => {
     const reply = classifyPayload({
       status: 'submitted',

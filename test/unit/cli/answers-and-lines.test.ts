@@ -64,3 +64,16 @@ describe('change lines', () => {
     expect(notificationLine(failed)).toMatch(/op2  operation\.failed\s+submitted -> failed\s+webhook  INVALID_REQUEST\n$/);
   });
 });
+
+describe('a campaign notification line', () => {
+  it('names the campaign, how its buys ended and what was committed (there is no operation in it)', () => {
+    const line = notificationLine({
+      id: 'ntf_1',
+      type: 'campaign.completed',
+      created_at: '2026-05-04T10:12:01.118Z',
+      tenant_id: 't',
+      data: { campaign: { id: 'cmp_1', status: 'done', summary: { done: 3, denied: 1, failed: 0 }, budget: { committed: 15000 } } },
+    });
+    expect(line).toBe(`2026-05-04T10:12:01.118Z  cmp_1  ${'campaign.completed'.padEnd(24)} ${'done'.padEnd(30)} campaign  done=3 denied=1  committed=15000\n`);
+  });
+});

@@ -1,0 +1,304 @@
+/**
+ * The governed flow of a spend-committing operation (PROTOCOL.md §8): its
+ * steps, what each governance answer leads to, and what is reported after the
+ * seller's result. Pure: the engine (src/engine/governance/) stores the state
+ * in the operation's `governance` column and does the calls.
+ *
+ *            ┌──────────── conditions (applied by a person, or at once) ─────────┐
+ *            ▼                                                                   │
+ *   checking ──approved──▶ approved ──seller's terminal result──▶ reporting ──▶ reported
+ *      │  ▲                   │ (no usable approval left at send time: re-check)
+ *      │  └───────────────────┘
+ *      ├──submitted/working──▶ reviewing ──poll: decision──▶ (as from checking)
+ *      ├──conditions──▶ conditions (needs_input, governance_conditions) ──approve──▶ checking
+ *      └──denied / rounds used up / a person's reject──▶ ended (operation rejected)
+ *
+ * Governance unreachable, GOVERNANCE_UNAVAILABLE, a reply with no decision:
+ * the step stays where it is and is retried with backoff. The seller is called
+ * only from `approved` with an approval that is still usable.
+ */
+import type { CheckReading, GovernanceCondition } from './governance-decision.js';
+import { canApplyUnattended } from './governance-conditions.js';
+
+/** Tasks that commit spend at a seller: they run governed when asked to. */
+export const GOVERNED_TASKS: ReadonlySet<string> = new Set(['create_media_buy', 'update_media_buy']);
+
+/** Conditions rounds a request may go through; conditions once more after that end it rejected. */
+export const MAX_CONDITION_ROUNDS = 3;
+
+/** `check_kind` of a governed operation's own steps (the seller send keeps the engine's `send`). */
+export const CHECK_STEP = 'gov_check';
+export const REVIEW_STEP = 'gov_review';
+export const REPORT_STEP = 'gov_report';
+export const GOVERNANCE_STEPS: ReadonlySet<string> = new Set([CHECK_STEP, REVIEW_STEP, REPORT_STEP]);
+
+export type GovernedStep = 'checking' | 'reviewing' | 'conditions' | 'approved' | 'reporting' | 'reported' | 'ended';
+
+/** The latest check as people see it (no token). */
+export interface CheckView {
+  check_id?: string;
+  decision: 'approved' | 'denied' | 'conditions' | 'submitted';
+  explanation?: string;
+  /** ISO 8601. */
+  expires_at?: string;
+  findings?: unknown[];
+  conditions?: GovernanceCondition[];
+  /** The review task, while (or after) a human review ran. */
+  task_id?: string;
+  /** ISO 8601. */
+  decided_at: string;
+}
+
+export interface OutcomeState {
+  outcome: 'completed' | 'failed';
+  /** The exact report_plan_outcome arguments, stored once: every retry sends the same key and bytes. */
+  request: Record<string, unknown>;
+  status: 'pending' | 'accepted' | 'findings' | 'refused';
+  outcome_id?: string;
+  committed_budget?: number;
+  plan_summary?: unknown;
+  findings?: unknown[];
+  error?: { code: string; message?: string };
+  /** ISO 8601. */
+  reported_at?: string;
+}
+
+export interface GovernedState {
+  /** The governance agent (our agent id). */
+  agent_id: string;
+  plan_id: string;
+  /** The seller's agent URL: the token's audience (3.2 `target_agent`). */
+  target_agent: string;
+  /** Our public URL, the check's `caller`. */
+  caller: string;
+  tool: string;
+  /** Apply conditions that state their values at once instead of asking a person. */
+  apply_conditions: boolean;
+  step: GovernedStep;
+  /** Conditions rounds applied so far. */
+  rounds: number;
+  /** Checks sent so far (re-checks included). */
+  checks: number;
+  check?: CheckView;
+  /** The usable approval, while there is one. `token` is the governance_context to attach. */
+  approval?: { check_id?: string; token: string; expires_at: number; received_at: number };
+  /** The token to send as `governance_context` on the next check (the lineage: the last conditions' or approval's token). */
+  continuity?: string;
+  review?: { task_id: string; polls: number };
+  /** When the current wait for a decision began (epoch ms), for the waiting-time metric. */
+  waiting_since?: number;
+  /** The outcome report, once the seller's result is in. */
+  outcome?: OutcomeState;
+  /** The last reason a governance call did not give a decision. */
+  last_error?: { code: string; message?: string };
+}
+
+export function initialState(fields: Omit<GovernedState, 'step' | 'rounds' | 'checks' | 'waiting_since'>, now: number): GovernedState {
+  return { ...fields, step: 'checking', rounds: 0, checks: 0, waiting_since: now };
+}
+
+/** The first state of a new request under the same governance (a correction of a governed one). */
+export function freshState(from: GovernedState, now: number): GovernedState {
+  const { agent_id, plan_id, target_agent, caller, tool, apply_conditions } = from;
+  return initialState({ agent_id, plan_id, target_agent, caller, tool, apply_conditions }, now);
+}
+
+export function parseGovernance(text: string | null | undefined): GovernedState | undefined {
+  return text ? (JSON.parse(text) as GovernedState) : undefined;
+}
+
+/** What a decision leads to; `state` is the state to store with it. */
+export type FlowMove =
+  | { move: 'send'; state: GovernedState }
+  | { move: 'reject'; state: GovernedState; error: { code: string; message: string; details?: unknown } }
+  | { move: 'ask'; state: GovernedState; conditions: GovernanceCondition[]; message: string }
+  | { move: 'apply'; state: GovernedState; conditions: GovernanceCondition[] }
+  | { move: 'review'; state: GovernedState }
+  | { move: 'retry'; state: GovernedState; reason: string };
+
+/** The step after a check's (or a finished review's) answer. Only an approval leads to the seller. */
+export function afterDecision(state: GovernedState, reading: CheckReading, now: number): FlowMove {
+  const decidedAt = new Date(now).toISOString();
+  const base: GovernedState = { ...state, last_error: undefined };
+  switch (reading.kind) {
+    case 'approved':
+      return {
+        move: 'send',
+        state: {
+          ...base,
+          step: 'approved',
+          review: undefined,
+          waiting_since: undefined,
+          approval: { ...(reading.checkId ? { check_id: reading.checkId } : {}), token: reading.token, expires_at: reading.expiresAt, received_at: now },
+          continuity: reading.token,
+          check: view(reading.checkId, 'approved', decidedAt, { explanation: reading.explanation, expires_at: new Date(reading.expiresAt).toISOString(), task_id: state.review?.task_id }),
+        },
+      };
+    case 'denied':
+      return {
+        move: 'reject',
+        state: { ...base, step: 'ended', review: undefined, waiting_since: undefined, approval: undefined, check: view(reading.checkId, 'denied', decidedAt, { explanation: reading.explanation, findings: reading.findings, task_id: state.review?.task_id }) },
+        error: { code: 'GOVERNANCE_DENIED', message: reading.explanation ?? 'the governance agent denied this request', details: { check_id: reading.checkId ?? null, findings: reading.findings } },
+      };
+    case 'conditions': {
+      const next: GovernedState = {
+        ...base,
+        review: undefined,
+        approval: undefined,
+        ...(reading.token ? { continuity: reading.token } : {}),
+        check: view(reading.checkId, 'conditions', decidedAt, {
+          explanation: reading.explanation,
+          conditions: reading.conditions,
+          findings: reading.findings,
+          expires_at: reading.expiresAt !== undefined ? new Date(reading.expiresAt).toISOString() : undefined,
+          task_id: state.review?.task_id,
+        }),
+      };
+      if (state.rounds >= MAX_CONDITION_ROUNDS) {
+        return {
+          move: 'reject',
+          state: { ...next, step: 'ended', waiting_since: undefined },
+          error: {
+            code: 'GOVERNANCE_CONDITIONS_UNMET',
+            message: `still conditions after ${MAX_CONDITION_ROUNDS} rounds of applying them: start over with a new request`,
+            details: { check_id: reading.checkId ?? null, conditions: reading.conditions },
+          },
+        };
+      }
+      if (state.apply_conditions && canApplyUnattended(reading.conditions)) return { move: 'apply', state: next, conditions: reading.conditions };
+      const message = `The governance agent approves on conditions: ${reading.conditions.map((c) => c.reason || c.field).join(' ')}`.trim();
+      return { move: 'ask', state: { ...next, step: 'conditions', waiting_since: undefined }, conditions: reading.conditions, message };
+    }
+    case 'review':
+      return {
+        move: 'review',
+        state: { ...base, step: 'reviewing', review: { task_id: reading.taskId, polls: 0 }, check: view(reading.checkId, 'submitted', decidedAt, { task_id: reading.taskId, explanation: reading.message }) },
+      };
+    case 'no_decision':
+      return { move: 'retry', state: { ...state, review: undefined, step: 'checking', last_error: { code: 'NO_DECISION', message: reading.reason } }, reason: reading.reason };
+  }
+}
+
+/** Conditions applied (by a person or at once): the changed request is checked again, as a new round. */
+export function afterConditionsApplied(state: GovernedState, now: number): GovernedState {
+  return { ...state, step: 'checking', rounds: state.rounds + 1, waiting_since: now };
+}
+
+/** Back to the check: the approval ran out before the seller could be called (or there was none). */
+export function recheck(state: GovernedState, now: number): GovernedState {
+  return { ...state, step: 'checking', approval: undefined, waiting_since: now };
+}
+
+function view(checkId: string | undefined, decision: CheckView['decision'], decidedAt: string, extra: Omit<CheckView, 'decision' | 'decided_at' | 'check_id'>): CheckView {
+  const defined = Object.fromEntries(Object.entries(extra).filter(([, v]) => v !== undefined));
+  return { ...(checkId ? { check_id: checkId } : {}), decision, decided_at: decidedAt, ...defined };
+}
+
+/** The check_governance arguments for the request as it stands (its exact seller arguments as the payload). */
+export function checkArguments(state: GovernedState, payload: Record<string, unknown>, operationId: string): Record<string, unknown> {
+  return {
+    plan_id: state.plan_id,
+    caller: state.caller,
+    tool: state.tool,
+    payload,
+    // The 3.2 field naming the seller the token is for (its audience); 3.0 has no other way to say it.
+    target_agent: state.target_agent,
+    ...(state.continuity ? { governance_context: state.continuity } : {}),
+    context: { orchestrator_operation_id: operationId },
+  };
+}
+
+/** The seller arguments of an approved request: the stored ones with the approval's token. */
+export function sellerArguments(request: Record<string, unknown>, token: string): Record<string, unknown> {
+  return { ...request, governance_context: token };
+}
+
+/**
+ * What the seller committed, as report_plan_outcome wants it: the seller's own
+ * `committed_budget` (or `total_budget`), else the sum of the confirmed
+ * packages' budgets, else what the request asked for.
+ */
+export function committedBudgetOf(request: Record<string, unknown>, result: Record<string, unknown> | undefined): number {
+  const own = amount(result?.committed_budget) ?? amount(result?.total_budget);
+  if (own !== undefined) return own;
+  const fromResult = sumBudgets([result?.packages]);
+  if (fromResult !== undefined) return fromResult;
+  return sumBudgets([request.packages, request.new_packages]) ?? amount(request.total_budget) ?? 0;
+}
+
+/** The report_plan_outcome arguments after the seller's terminal result. */
+export function outcomeRequest(
+  state: GovernedState,
+  key: string,
+  seller: { status: string; request: Record<string, unknown>; result?: Record<string, unknown>; error?: { code: string; message?: string } },
+): { outcome: OutcomeState['outcome']; request: Record<string, unknown> } {
+  const base = {
+    idempotency_key: key,
+    plan_id: state.plan_id,
+    ...(state.approval?.check_id ? { check_id: state.approval.check_id } : {}),
+    governance_context: state.approval?.token ?? state.continuity ?? '',
+  };
+  if (seller.status === 'completed') {
+    const reference = seller.result?.media_buy_id ?? seller.request.media_buy_id;
+    return {
+      outcome: 'completed',
+      request: {
+        ...base,
+        outcome: 'completed',
+        seller_response: {
+          ...(typeof reference === 'string' ? { seller_reference: reference.slice(0, 255) } : {}),
+          committed_budget: committedBudgetOf(seller.request, seller.result),
+        },
+      },
+    };
+  }
+  const error = seller.error ?? { code: seller.status.toUpperCase(), message: `the seller's task ended ${seller.status}` };
+  return { outcome: 'failed', request: { ...base, outcome: 'failed', error: { code: error.code, ...(error.message ? { message: error.message } : {}) } } };
+}
+
+/** The governance part of an operation's JSON (DESIGN.md §5): what was checked and reported, never a token. */
+export function presentGovernance(state: GovernedState) {
+  const o = state.outcome;
+  return {
+    agent_id: state.agent_id,
+    plan_id: state.plan_id,
+    target_agent: state.target_agent,
+    apply_conditions: state.apply_conditions,
+    step: state.step,
+    rounds: state.rounds,
+    checks: state.checks,
+    check: state.check ? { ...state.check, ...(state.step === 'approved' && state.approval ? { usable_until: new Date(state.approval.expires_at).toISOString() } : {}) } : null,
+    outcome: o
+      ? {
+          outcome: o.outcome,
+          status: o.status,
+          idempotency_key: o.request.idempotency_key,
+          committed_budget: o.committed_budget ?? null,
+          plan_summary: o.plan_summary ?? null,
+          outcome_id: o.outcome_id ?? null,
+          findings: o.findings ?? [],
+          error: o.error ?? null,
+          reported_at: o.reported_at ?? null,
+        }
+      : null,
+    last_error: state.last_error ?? null,
+  };
+}
+
+function amount(v: unknown): number | undefined {
+  if (typeof v === 'number' && Number.isFinite(v)) return v;
+  if (v && typeof v === 'object' && typeof (v as { amount?: unknown }).amount === 'number') return (v as { amount: number }).amount;
+  return undefined;
+}
+
+function sumBudgets(lists: unknown[]): number | undefined {
+  let total: number | undefined;
+  for (const list of lists) {
+    if (!Array.isArray(list)) continue;
+    for (const p of list) {
+      const b = p && typeof p === 'object' ? amount((p as { budget?: unknown }).budget) : undefined;
+      if (b !== undefined) total = (total ?? 0) + b;
+    }
+  }
+  return total;
+}

@@ -1,0 +1,102 @@
+/**
+ * An HTTP proxy in front of an MCP agent that can spoil the calls of one tool
+ * (`tools/call` with that name), to make the agent unreachable for just that:
+ * - `fail`: answer 503 without forwarding (the agent never sees it);
+ * - `hold`: never answer and never forward (a hung agent; the socket is closed when the proxy is);
+ * - `pass`: forward untouched (the default, and for every other request).
+ */
+import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type ToolFault = 'pass' | 'fail' | 'hold';
+
+export interface ToolFaultProxy {
+  /** The proxy's origin; the agent's paths are the same under it. */
+  origin: string;
+  /** Set what happens to calls of `tool` from now on. */
+  set(tool: string, fault: ToolFault): void;
+  /** Calls of each tool seen, with what was done to them. */
+  seen: Array<{ tool: string; fault: ToolFault; at: number }>;
+  /** Resolves when a call of `tool` has been met with `fault` (including ones already seen). */
+  waitFor(tool: string, fault: ToolFault, count?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startToolFaultProxy(target: string): Promise<ToolFaultProxy> {
+  const faults = new Map<string, ToolFault>();
+  const seen: ToolFaultProxy['seen'] = [];
+  const waiters: Array<() => void> = [];
+  const held = new Set<ServerResponse>();
+  const server: Server = createServer(async (req, res) => {
+    const body = await readAll(req);
+    const tool = toolOf(body);
+    const fault = tool ? (faults.get(tool) ?? 'pass') : 'pass';
+    if (tool) {
+      seen.push({ tool, fault, at: Date.now() });
+      for (const w of waiters.splice(0)) w();
+    }
+    if (fault === 'fail') {
+      res.writeHead(503, { 'content-type': 'text/plain' }).end('proxy: unavailable');
+      return;
+    }
+    if (fault === 'hold') {
+      held.add(res);
+      return;
+    }
+    try {
+      const answer = await forward(target, req, body);
+      res.writeHead(answer.status, answer.headers);
+      res.end(answer.body);
+    } catch {
+      res.writeHead(502).end('proxy: agent unreachable');
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const count = (tool: string, fault: ToolFault) => seen.filter((s) => s.tool === tool && s.fault === fault).length;
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    set: (tool, fault) => void faults.set(tool, fault),
+    seen,
+    async waitFor(tool, fault, n = 1) {
+      while (count(tool, fault) < n) await new Promise<void>((resolve) => waiters.push(resolve));
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const res of held) res.destroy();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function toolOf(body: Buffer): string | undefined {
+  try {
+    const rpc = JSON.parse(body.toString('utf8')) as { method?: string; params?: { name?: unknown } };
+    return rpc.method === 'tools/call' && typeof rpc.params?.name === 'string' ? rpc.params.name : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function readAll(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
+}
+
+function forward(target: string, req: IncomingMessage, body: Buffer): Promise<{ status: number; headers: Record<string, string>; body: Buffer }> {
+  const url = new URL(req.url ?? '/', target);
+  return new Promise((resolve, reject) => {
+    const out = request(url, { method: req.method, headers: { ...req.headers, host: url.host, 'content-length': String(body.length) } }, (res) => {
+      readAll(res).then((b) => {
+        const headers: Record<string, string> = {};
+        for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string' && k !== 'transfer-encoding' && k !== 'connection') headers[k] = v;
+        headers['content-length'] = String(b.length);
+        resolve({ status: res.statusCode ?? 502, headers, body: b });
+      }, reject);
+    });
+    out.on('error', reject);
+    out.end(body);
+  });
+}
