@@ -110,11 +110,17 @@ describe('approval expired before sending', () => {
     expect(op.status).toBe('completed');
     expect(op.events.some((e: any) => e.kind === 'approval_expired')).toBe(true);
     const checks = checkedPayloads(g.governance, op.idempotency_key);
-    expect(checks.map((c) => c.status)).toEqual(['approved', 'approved']);
-    // One buy, under the one key, with a token the seller accepted (the second check's).
+    // At least one re-check after the first approval ran out. How many depends on how often the
+    // retry timer fired while the seller was still down (each retry past expiry re-checks), so
+    // the count is not fixed; every one is an approval for the same key.
+    expect(checks.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(checks.map((c) => c.status))).toEqual(new Set(['approved']));
+    // One buy, under the one key, with a token the seller accepted (the last check's).
     expect(sellerReceived(g.sellers[0]!, op.idempotency_key)).toHaveLength(1);
     expect(g.sellers[0]!.stats().governanceRefusals).toEqual([]);
     expect(g.sellers[0]!.stats().mediaBuysCreatedByKey[op.idempotency_key]).toBe(1);
-    expect(outcomesFor(g.governance, 'plan_ttl')).toMatchObject([{ outcome: 'completed', check_id: checks[1]!.check_id, committed: 4_000 }]);
+    expect(outcomesFor(g.governance, 'plan_ttl')).toMatchObject([
+      { outcome: 'completed', check_id: checks[checks.length - 1]!.check_id, committed: 4_000 },
+    ]);
   }, 60_000);
 });
