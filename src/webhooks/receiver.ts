@@ -14,14 +14,12 @@ import type { Metrics } from '../engine/metrics.js';
 import type { Store, OperationRow } from '../store/index.js';
 import type { SecretBox } from '../store/secret-box.js';
 import { verifyBearerWebhook } from './bearer.js';
-import { webhookFingerprint } from './fingerprint.js';
 import type { HeaderBag } from './headers.js';
 import { checkHmacSecret, verifyHmacWebhook } from './hmac.js';
 import type { AgentKeySources } from './key-sources.js';
-import { readWebhookPayload } from './read-payload.js';
+import { parseDelivery } from './parse-delivery.js';
 import type { AuthResult } from './result.js';
 import { authenticateRfc9421 } from './rfc9421.js';
-import { strictJsonParse } from './strict-json.js';
 import type { WebhookPayload } from './extract.js';
 import type { NewDelivery, RecordResult } from '../store/deliveries-repo.js';
 import type { MutateResult } from '../store/operations-repo.js';
@@ -31,6 +29,7 @@ import { taskTypeConflictEvent } from '../engine/conflict-events.js';
 import { validateTaskResult, type ResultIssue } from '../adcp/task-result.js';
 
 export const MAX_WEBHOOK_BYTES = 1024 * 1024;
+const OPENED_SECRETS_MAX = 10_000;
 
 export interface InboundWebhook {
   token: string;
@@ -92,24 +91,21 @@ export class WebhookReceiver {
       return fail(401, auth.code, auth.message, { 'www-authenticate': `Signature error="${auth.code}"` });
     }
 
-    const parsed = strictJsonParse(req.rawBody);
+    const parsed = parseDelivery(req.rawBody);
     if (!parsed.ok) return fail(400, parsed.code, parsed.message);
-    const read = readWebhookPayload(parsed.value);
-    if (!read.ok) return fail(400, read.code, read.message);
-    const payload = read.payload;
+    const { payload, fingerprint } = parsed;
 
     const conflict = await this.correlationConflict(op, payload);
     if (conflict) return conflict;
     const observation = this.observationOf(op, payload);
 
-    const fingerprint = webhookFingerprint(parsed.value);
     const delivery: NewDelivery = {
       sender: op.agent_id,
       // A2A bodies may carry no key: a delivery is then identified by its content.
       idempotencyKey: payload.idempotencyKey ?? `content:${fingerprint}`,
       fingerprint,
       operationId: op.id,
-      payload: req.rawBody.toString('utf8'),
+      payload: parsed.text,
     };
 
     // Dedupe insert and apply in ONE write transaction (group-committed on SQLite):
@@ -296,9 +292,23 @@ export class WebhookReceiver {
 
   private readonly now = (): number => (this.deps.now ?? Date.now)();
 
+  /**
+   * Opened secrets, keyed by their sealed form (a changed secret is a new key), kept
+   * in this process's memory only: an operation gets several deliveries, and an
+   * AES-GCM open per delivery showed in the profile. Bounded; oldest out first.
+   */
+  private readonly opened = new Map<string, string>();
+
   private secret(op: OperationRow): string {
-    if (!op.webhook_secret_enc) throw new Error(`operation ${op.id} has no webhook secret`);
-    return this.deps.secrets.open(op.webhook_secret_enc);
+    const sealed = op.webhook_secret_enc;
+    if (!sealed) throw new Error(`operation ${op.id} has no webhook secret`);
+    let plain = this.opened.get(sealed);
+    if (plain === undefined) {
+      plain = this.deps.secrets.open(sealed);
+      if (this.opened.size >= OPENED_SECRETS_MAX) this.opened.delete(this.opened.keys().next().value!);
+      this.opened.set(sealed, plain);
+    }
+    return plain;
   }
 }
 
