@@ -52,11 +52,18 @@ export interface AuthenticatedDelivery {
   /** The body as received, decoded once: what is stored. */
   text: string;
   /**
-   * Writes that must commit with the delivery or not at all, run first in its
-   * transaction (the RFC 9421 nonce). A non-null answer refuses the delivery
-   * there, before anything is written.
+   * The RFC 9421 nonce its signature carried, when it had one: inserted first in
+   * the delivery's own transaction (one commit for both); a replay or a key at
+   * its cap found there refuses the delivery before anything is written.
    */
-  first?: (trx: Tx) => Promise<string | null>;
+  nonce?: PendingNonce;
+}
+
+export interface PendingNonce {
+  keyid: string;
+  nonce: string;
+  expiresAtMs: number;
+  nowMs: number;
 }
 
 export type IngestOutcome =
@@ -69,8 +76,8 @@ export type IngestOutcome =
   | { kind: 'task_conflict' }
   | { kind: 'task_type_conflict'; observed: string; bound: string }
   | { kind: 'apply_failed' }
-  /** `first` refused it (its answer, e.g. a replayed nonce). */
-  | { kind: 'refused'; reason: string };
+  /** Its nonce was a replay, or its key is at its nonce cap: nothing was written. */
+  | { kind: 'refused'; reason: 'webhook_signature_replayed' | 'webhook_signature_rate_abuse' };
 
 export interface WebhookIngestDeps {
   store: Store;
@@ -80,8 +87,10 @@ export interface WebhookIngestDeps {
   now?: () => number;
 }
 
+type Refusal = Extract<IngestOutcome, { kind: 'refused' }>['reason'];
+
 class Refused extends Error {
-  constructor(readonly reason: string) {
+  constructor(readonly reason: Refusal) {
     super(`delivery refused: ${reason}`);
   }
 }
@@ -116,8 +125,8 @@ export class WebhookIngest {
     let together: { recorded: RecordResult; applied?: MutateResult<ObservationOutcome> };
     try {
       together = await inWriteTransaction(this.deps.store.db, async (trx) => {
-        if (d.first) {
-          const refusal = await d.first(trx);
+        if (d.nonce) {
+          const refusal = await this.insertNonce(trx, d.nonce);
           if (refusal) throw new Refused(refusal);
         }
         const now = this.now();
@@ -133,7 +142,7 @@ export class WebhookIngest {
       // Nothing of it committed. Store it on its own, then apply: if applying fails
       // again the stored row waits for the recovery sweep.
       this.deps.log.warn({ err, operation_id: op.id }, 'webhook: recording and applying together failed; storing first');
-      return this.storeThenApply(op, delivery, observation, d.first);
+      return this.storeThenApply(op, delivery, observation, d.nonce);
     }
     const duplicate = duplicateOutcome(together.recorded);
     if (duplicate) return duplicate;
@@ -155,11 +164,11 @@ export class WebhookIngest {
   }
 
   /** Two commits: the delivery is stored, then applied (kept for when the grouped transaction fails). */
-  private async storeThenApply(op: OperationRow, delivery: NewDelivery, observation: TaskObservation, first: AuthenticatedDelivery['first']): Promise<IngestOutcome> {
+  private async storeThenApply(op: OperationRow, delivery: NewDelivery, observation: TaskObservation, nonce: PendingNonce | undefined): Promise<IngestOutcome> {
     let recorded: RecordResult;
-    if (first) {
+    if (nonce) {
       const r = await inWriteTransaction(this.deps.store.db, async (trx) => {
-        const refusal = await first(trx);
+        const refusal = await this.insertNonce(trx, nonce);
         return refusal ? { refusal } : { recorded: await this.deps.store.deliveries.recordIn(trx, delivery, this.now()) };
       });
       if ('refusal' in r) return { kind: 'refused', reason: r.refusal! };
@@ -176,6 +185,21 @@ export class WebhookIngest {
       this.deps.log.error({ err, operation_id: op.id }, 'webhook stored but not applied');
       return { kind: 'apply_failed' };
     }
+  }
+
+  /**
+   * Records a verified signature's nonce on its own, for a delivery refused before
+   * its transaction (unparseable, a correlation conflict): its replays are then
+   * refused as replays, as before any of it was read.
+   */
+  async consumeNonce(nonce: PendingNonce): Promise<void> {
+    await inWriteTransaction(this.deps.store.db, (trx) => this.insertNonce(trx, nonce));
+  }
+
+  private async insertNonce(trx: Tx, n: PendingNonce): Promise<Refusal | null> {
+    const r = await this.deps.store.nonces.checkAndInsertOn(trx, n.keyid, n.nonce, n.expiresAtMs, n.nowMs);
+    if (r === 'fresh') return null;
+    return r === 'replayed' ? 'webhook_signature_replayed' : 'webhook_signature_rate_abuse';
   }
 
   private async applyObservation(operationId: string, deliveryId: string, observation: TaskObservation): Promise<string> {

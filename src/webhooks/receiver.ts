@@ -20,6 +20,7 @@ import { verifyBearerWebhook } from './bearer.js';
 import type { HeaderBag } from './headers.js';
 import { checkHmacSecret, verifyHmacWebhook } from './hmac.js';
 import type { AgentKeySources } from './key-sources.js';
+import { DeferredNonce } from './deferred-nonce.js';
 import { parseDelivery } from './parse-delivery.js';
 import type { AuthResult } from './result.js';
 import { authenticateRfc9421 } from './rfc9421.js';
@@ -81,19 +82,27 @@ export class WebhookReceiver {
     const op = await this.deps.ingest.target(req.token);
     if (!op || op.webhook_mode === 'none') return fail(404, 'webhook_target_unknown', 'no operation is registered at this URL');
 
-    const auth = await this.authenticate(op, req);
+    // Every mode but the legacy two is RFC 9421 (see authenticate).
+    const nonce = op.webhook_mode !== 'hmac' && op.webhook_mode !== 'bearer' ? new DeferredNonce(this.deps.nonces) : undefined;
+    const auth = await this.authenticate(op, req, nonce);
     if (!auth.ok) {
       if (auth.transient) return fail(503, auth.code, auth.message, { 'retry-after': '5' });
       return fail(401, auth.code, auth.message, { 'www-authenticate': `Signature error="${auth.code}"` });
     }
+    const pending = nonce?.pending;
 
     const parsed = parseDelivery(req.rawBody);
-    if (!parsed.ok) return fail(400, parsed.code, parsed.message);
-    const outcome = await this.deps.ingest.ingest({ operation: op, claims: parsed.payload, fingerprint: parsed.fingerprint, text: parsed.text });
+    if (!parsed.ok) {
+      if (pending) await this.deps.ingest.consumeNonce(pending);
+      return fail(400, parsed.code, parsed.message);
+    }
+    const outcome = await this.deps.ingest.ingest({ operation: op, claims: parsed.payload, fingerprint: parsed.fingerprint, text: parsed.text, nonce: pending });
+    // Refused before its transaction: its nonce is still recorded, so a replay is told it is one.
+    if (pending && (outcome.kind === 'task_conflict' || outcome.kind === 'task_type_conflict')) await this.deps.ingest.consumeNonce(pending);
     return answerFor(outcome);
   }
 
-  private async authenticate(op: OperationRow, req: InboundWebhook): Promise<AuthResult> {
+  private async authenticate(op: OperationRow, req: InboundWebhook, nonce: DeferredNonce | undefined): Promise<AuthResult> {
     switch (op.webhook_mode) {
       case 'hmac': {
         const secret = this.secret(op);
@@ -116,7 +125,7 @@ export class WebhookReceiver {
         if (!keys) return { ok: false, code: 'webhook_signature_key_unknown', message: 'the agent has no webhook signing keys registered' };
         return authenticateRfc9421(
           { method: req.method, url: req.targetUrl, headers: req.headers, rawBody: req.rawBody },
-          { keys, replayStore: this.deps.nonces, now: this.now },
+          { keys, replayStore: nonce ?? this.deps.nonces, now: this.now },
         );
       }
     }
@@ -165,7 +174,9 @@ function answerFor(o: IngestOutcome): WebhookAnswer {
     case 'apply_failed':
       return fail(503, 'webhook_apply_failed', 'stored; not yet applied', { 'retry-after': '5' });
     case 'refused':
-      return fail(401, o.reason, 'the delivery was refused', { 'www-authenticate': `Signature error="${o.reason}"` });
+      return fail(401, o.reason, o.reason === 'webhook_signature_replayed' ? 'this signature nonce was seen before' : 'the signing key is over its nonce cap', {
+        'www-authenticate': `Signature error="${o.reason}"`,
+      });
   }
 }
 
