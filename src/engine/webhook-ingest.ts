@@ -18,9 +18,9 @@ import type { Logger } from 'pino';
 import { validateTaskResult, type ResultIssue } from '../adcp/task-result.js';
 import type { AdcpError } from '../adcp/types.js';
 import type { AdcpTaskStatus } from '../domain/status.js';
-import type { AgentRow, OperationRow, Store } from '../store/index.js';
+import type { AgentRow, Store } from '../store/index.js';
 import type { NewDelivery, RecordResult } from '../store/deliveries-repo.js';
-import type { MutateResult } from '../store/operations-repo.js';
+import type { MutateResult, WebhookTarget } from '../store/operations-repo.js';
 import { inWriteTransaction, type Tx } from '../store/tx.js';
 import { taskTypeConflictEvent } from './conflict-events.js';
 import type { Metrics } from './metrics.js';
@@ -45,7 +45,7 @@ export interface DeliveryClaims {
 
 export interface AuthenticatedDelivery {
   /** The operation its URL names, as read before authenticating. */
-  operation: OperationRow;
+  operation: WebhookTarget;
   claims: DeliveryClaims;
   /** Canonical fingerprint of the body (the dedupe payload check). */
   fingerprint: string;
@@ -99,8 +99,8 @@ export class WebhookIngest {
   constructor(private readonly deps: WebhookIngestDeps) {}
 
   /** The operation a webhook URL names, or undefined. */
-  target(token: string): Promise<OperationRow | undefined> {
-    return this.deps.store.operations.findByWebhookToken(token);
+  target(token: string): Promise<WebhookTarget | undefined> {
+    return this.deps.store.operations.findWebhookTarget(token);
   }
 
   /** The agent that registered an operation (whose keys sign its RFC 9421 webhooks). */
@@ -164,7 +164,7 @@ export class WebhookIngest {
   }
 
   /** Two commits: the delivery is stored, then applied (kept for when the grouped transaction fails). */
-  private async storeThenApply(op: OperationRow, delivery: NewDelivery, observation: TaskObservation, nonce: PendingNonce | undefined): Promise<IngestOutcome> {
+  private async storeThenApply(op: WebhookTarget, delivery: NewDelivery, observation: TaskObservation, nonce: PendingNonce | undefined): Promise<IngestOutcome> {
     let recorded: RecordResult;
     if (nonce) {
       const r = await inWriteTransaction(this.deps.store.db, async (trx) => {
@@ -215,7 +215,7 @@ export class WebhookIngest {
    * operation's task response schema (PROTOCOL.md §5 "schema-validate"): the result
    * must be the original task's, whatever the body calls itself.
    */
-  private observationOf(op: OperationRow, claims: DeliveryClaims): TaskObservation {
+  private observationOf(op: WebhookTarget, claims: DeliveryClaims): TaskObservation {
     const observation: TaskObservation = {
       status: claims.status,
       source: 'webhook',
@@ -235,7 +235,7 @@ export class WebhookIngest {
     return observation;
   }
 
-  private outcomeOf(op: OperationRow, outcome: string, observation: TaskObservation): IngestOutcome {
+  private outcomeOf(op: WebhookTarget, outcome: string, observation: TaskObservation): IngestOutcome {
     if (outcome !== 'result_invalid') return { kind: 'applied', outcome };
     const issues = observation.resultIssues ?? [];
     this.deps.log.warn(
@@ -250,7 +250,7 @@ export class WebhookIngest {
    * it must repeat; a delivery naming another task, or another operation, is a conflict;
    * so is one naming another task type (taskTypeConflict).
    */
-  private async correlationConflict(op: OperationRow, claims: DeliveryClaims): Promise<IngestOutcome | null> {
+  private async correlationConflict(op: WebhookTarget, claims: DeliveryClaims): Promise<IngestOutcome | null> {
     const mismatch =
       (claims.operationId !== undefined && claims.operationId !== op.id) ||
       (claims.taskIdSource === 'adcp' && op.task_id !== null && claims.taskId !== op.task_id);
@@ -286,7 +286,7 @@ export class WebhookIngest {
    * operation must not complete it. Audited as a `conflict` event and alarmed; the
    * delivery is not stored or applied, and the sender is told 409 so it stops.
    */
-  private async taskTypeConflict(op: OperationRow, claims: DeliveryClaims): Promise<IngestOutcome> {
+  private async taskTypeConflict(op: WebhookTarget, claims: DeliveryClaims): Promise<IngestOutcome> {
     const observed = { taskType: claims.taskType!, status: claims.status, deliveryKey: claims.idempotencyKey, source: 'webhook' };
     const recorded = await this.deps.store.operations.mutate(
       op.id,

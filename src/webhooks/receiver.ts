@@ -12,7 +12,7 @@
 import type { Logger } from 'pino';
 import type { Metrics } from '../engine/metrics.js';
 import type { IngestOutcome, WebhookIngest } from '../engine/webhook-ingest.js';
-import type { OperationRow } from '../store/index.js';
+import type { WebhookTarget } from '../store/operations-repo.js';
 import type { SecretBox } from '../store/secret-box.js';
 import type { ResultIssue } from '../adcp/task-result.js';
 import type { NonceReplayStore } from '../adcp/webhook-signature.js';
@@ -102,7 +102,7 @@ export class WebhookReceiver {
     return answerFor(outcome);
   }
 
-  private async authenticate(op: OperationRow, req: InboundWebhook, nonce: DeferredNonce | undefined): Promise<AuthResult> {
+  private async authenticate(op: WebhookTarget, req: InboundWebhook, nonce: DeferredNonce | undefined): Promise<AuthResult> {
     switch (op.webhook_mode) {
       case 'hmac': {
         const secret = this.secret(op);
@@ -140,7 +140,7 @@ export class WebhookReceiver {
    */
   private readonly opened = new Map<string, string>();
 
-  private secret(op: OperationRow): string {
+  private secret(op: WebhookTarget): string {
     const sealed = op.webhook_secret_enc;
     if (!sealed) throw new Error(`operation ${op.id} has no webhook secret`);
     let plain = this.opened.get(sealed);
