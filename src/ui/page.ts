@@ -7,7 +7,7 @@ import { html } from './html.js';
 import { inboxCount, layout, type PageContext, type Section } from './views/layout.js';
 
 export function sectionsFor(deps: UiDeps): Section[] {
-  return ['operations', 'inbox', 'agents', ...(deps.wakeSubscriptions ? (['subscriptions'] as const) : [])];
+  return ['operations', 'inbox', 'campaigns', 'agents', ...(deps.wakeSubscriptions ? (['subscriptions'] as const) : [])];
 }
 
 export async function pageContext(req: FastifyRequest, deps: UiDeps, reads: DashboardReads): Promise<PageContext> {
