@@ -6,8 +6,9 @@
  *
  * Changes are coalesced: at most one message per `minIntervalMs`, always followed by
  * one for the last change (a trailing send), so a burst costs a page one refresh and
- * the final state is never skipped. `?operation=<id>` keeps only that operation's
- * changes; `?after=<cursor>` (or Last-Event-ID) resumes from where the page was
+ * the final state is never skipped. Changes that raise no notification (`working`,
+ * `calling_adcp`) arrive as wake-ups (see ../live.ts) and are coalesced with the rest.
+ * `?operation=<id>` keeps only that operation's changes; `?after=<cursor>` (or Last-Event-ID) resumes from where the page was
  * rendered, so a change between render and connect is not missed.
  */
 import type { FastifyInstance } from 'fastify';
@@ -45,6 +46,8 @@ export function liveStreamRoutes(app: FastifyInstance, deps: UiDeps, options: Li
     });
     res.write('retry: 2000\n: connected\n\n');
     const stream = new CoalescingStream(res, options.minIntervalMs);
+    // A wake-up moves no position: until a notification arrives, a reconnect resumes from here.
+    stream.cursor = after;
     const subscription = deps.live.subscribe(
       auth.tenantId,
       after,
@@ -95,7 +98,9 @@ class CoalescingStream {
       if (this.pending.size >= MAX_IDS) this.many = true;
       else this.pending.add(id);
     }
-    if (change.operationIds.length === 0 && !change.other && !force) return;
+    // "Many changed" (unnamed) may include the watched operation: re-read rather than miss it.
+    if (change.many) this.many = true;
+    if (change.operationIds.length === 0 && !change.other && !change.many && !force) return;
     this.dirty = true;
     if (this.timer) return;
     const wait = this.lastSent + this.minIntervalMs - Date.now();
