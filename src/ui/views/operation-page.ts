@@ -62,11 +62,17 @@ function cancelPanel(v: OperationView): SafeHtml {
 </details>`;
 }
 
+/** A campaign's buys have the campaign as their parent (ids `cmp_…`, src/engine/governance/campaigns.ts). */
+function parentLink(parentId: string): SafeHtml {
+  if (parentId.startsWith('cmp_')) return html`campaign <a href="/campaigns/${parentId}">${shortId(parentId)}</a>`;
+  return html`<a href="/operations/${parentId}">${shortId(parentId)}</a>`;
+}
+
 function related(v: OperationView): SafeHtml {
   const o = v.operation;
   if (!o.parent_id && v.children.length === 0) return html``;
   return html`<section aria-labelledby="related-title"><h2 id="related-title">Related operations</h2><ul class="related">
-  ${o.parent_id ? html`<li>Started on behalf of <a href="/operations/${o.parent_id}">${shortId(o.parent_id)}</a></li>` : ''}
+  ${o.parent_id ? html`<li>Started on behalf of ${parentLink(o.parent_id)}</li>` : ''}
   ${v.children.map((c) => html`<li><a href="/operations/${c.id}">${shortId(c.id)}</a> <code>${c.type}</code> ${statusBadge(c.status)}</li>`)}
 </ul></section>`;
 }
