@@ -61,6 +61,7 @@ describeInBrowser('campaigns in a browser', () => {
     await page.goto(`${server.serve.url}/campaigns`);
     await page.locator('[data-live-state][data-state="open"]').waitFor();
     await expect(page.locator('#campaigns .empty').textContent()).resolves.toContain('No campaigns yet');
+    await page.evaluate(() => ((window as unknown as { stayed: boolean }).stayed = true));
 
     const res = await server.api(server.adminKey, 'POST', '/v1/campaigns', {
       name: 'Browser launch',
@@ -100,6 +101,7 @@ describeInBrowser('campaigns in a browser', () => {
     await expect(row.locator('[data-campaign-status]').getAttribute('data-campaign-status')).resolves.toBe(settled.status);
     await expect(row.textContent()).resolves.toContain('Browser launch');
     await expect(row.textContent()).resolves.toContain(PLAN_ID);
+    expect(await page.evaluate(() => (window as unknown as { stayed?: boolean }).stayed)).toBe(true);
     await screenshot(page, 'campaigns');
   });
 
@@ -124,6 +126,17 @@ describeInBrowser('campaigns in a browser', () => {
     await expect(page.locator(`tr[data-operation-id="${buyIds[3]}"] [data-committed]`).getAttribute('data-committed')).resolves.toBe('');
     await expect(page.locator(`tr[data-operation-id="${buyIds[0]}"] [data-committed]`).getAttribute('data-committed')).resolves.toBe('5000');
     await screenshot(page, 'campaign-page');
+    const unlabelled = await page.evaluate(() =>
+      [...document.querySelectorAll('input:not([type=hidden]), select, textarea, button, meter')]
+        .filter((el) => !((el as HTMLInputElement).labels?.length) && !el.getAttribute('aria-label') && !(el.tagName === 'BUTTON' && el.textContent!.trim() !== ''))
+        .map((el) => el.outerHTML.slice(0, 80)),
+    );
+    expect(unlabelled).toEqual([]);
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${server.serve.url}/campaigns`);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+    await page.setViewportSize({ width: 1280, height: 860 });
+    await page.goto(`${server.serve.url}/campaigns/${campaignId}`);
 
     // Another tenant's campaign, or none: not found, and nothing about it.
     const missing = await page.goto(`${server.serve.url}/campaigns/cmp_not-a-campaign`);
@@ -146,6 +159,11 @@ describeInBrowser('campaigns in a browser', () => {
     // No token reaches the page.
     expect(await page.content()).not.toMatch(/eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}/);
     await screenshot(page, 'operation-governance');
+    // The buy leads back to its campaign.
+    await page.locator('ul.related a', { hasText: 'cmp_' }).click();
+    await page.waitForURL(`${server.serve.url}/campaigns/${campaignId}`);
+    await page.goto(`${server.serve.url}/operations/${buyIds[0]}`);
+    await page.locator('#governance').waitFor();
 
     // A denied buy: its decision and findings, and no outcome owed.
     await page.goto(`${server.serve.url}/operations/${buyIds[3]}`);
