@@ -71,6 +71,7 @@ export function governancePanel(state: GovernedState, opts: { now: number; opera
     ${fact('Governance agent', opts.agentName ?? g.agent_id)}
     ${fact('Check id', c?.check_id ? html`<code>${c.check_id}</code>` : null, 'check-id')}
     ${fact('Decided', c ? when(Date.parse(c.decided_at), opts.now) : null)}
+    ${fact('Review task', c?.task_id ? html`<code>${c.task_id}</code>` : null)}
     ${fact(expires !== undefined && expires <= opts.now ? 'Expired' : 'Expires', expires !== undefined ? when(expires, opts.now) : null, 'expires')}
     ${fact('Approval usable until', usable !== undefined ? when(usable, opts.now) : null)}
     ${fact('Checks sent', g.checks)}

@@ -116,6 +116,10 @@ describe('the governance panel', () => {
     ).value;
     expect(owed).toContain('<strong>owed</strong>, not yet reported');
     expect(owed).toContain('<dt>Expired</dt>');
+    const review = governancePanel(governed({ step: 'reviewing', check: { decision: 'submitted', task_id: 'rev_42', decided_at: new Date(NOW).toISOString() } }), { now: NOW, operationEnded: false }).value;
+    expect(review).toContain('data-decision="submitted"');
+    expect(review).toContain('<code>rev_42</code>');
+    expect(review).toContain('reviewing the request');
     const pending = governancePanel(governed({ step: 'checking' }), { now: NOW, operationEnded: false }).value;
     expect(pending).toContain('not decided yet');
     expect(pending).toContain('owed once the seller’s result is in');
