@@ -60,7 +60,8 @@ export function createLiveUpdates(opts: LiveUpdatesOptions): LiveUpdates {
             if (change.maxSeq > 0) feed.wake(change.tenantId);
             if (change.operationIds.length > 0 || change.manyOperations) wakes.emit({ tenantId: change.tenantId, operationIds: change.operationIds, many: change.manyOperations });
             if (change.due) wakeSchedulerSoon();
-            opts.onRemoteChange?.();
+            // A change without a notification gives the subscription dispatcher nothing to send.
+            if (change.maxSeq > 0 || change.due) opts.onRemoteChange?.();
           },
           onReconnect: () => {
             feed.wakeAll();
