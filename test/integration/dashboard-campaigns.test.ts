@@ -124,4 +124,24 @@ describe('dashboard campaigns and live wake-ups', () => {
     for (const m of changes) expect(Number(m.id)).toBeGreaterThan(0);
     live.close();
   });
+
+  it('tells a campaign’s page only of its own buys', async () => {
+    const c = await viewer();
+    const buys = ((await orch.api('GET', `/v1/campaigns/${mine[0]}`)).body.buys as Array<{ id: string }>).map((b) => b.id);
+    const page = await c.get(`/campaigns/${mine[0]}`);
+    const stream = /sse-connect="([^"]+)"/.exec(page.text)![1]!.replace(/&amp;/g, '&');
+    expect(stream).toContain(`campaign=${mine[0]}`);
+    const live = await openSse(`${orch.url}${stream}`, { cookie: c.cookieHeader() });
+    await live.waitForComments((t) => t === 'connected', 1, 5000);
+    await new Promise((r) => setTimeout(r, 500));
+    const earlier = live.messages.length;
+    orch.app.live.wakes.emit({ tenantId: orch.tenantId, operationIds: ['someone-else'], many: false });
+    await new Promise((r) => setTimeout(r, 400));
+    orch.app.live.wakes.emit({ tenantId: orch.tenantId, operationIds: [buys[1]!, 'someone-else'], many: false });
+    await live.waitFor((m) => m.event === 'change', earlier + 1, 5000);
+    await new Promise((r) => setTimeout(r, 400));
+    const changes = live.messages.slice(earlier).filter((m) => m.event === 'change');
+    expect(changes.map((m) => m.data.operations)).toEqual([[buys[1]]]);
+    live.close();
+  });
 });

@@ -54,7 +54,7 @@ export function campaignsPages(app: FastifyInstance, deps: UiDeps): void {
   app.get('/campaigns/:id', { preHandler: session }, async (req, reply) => {
     const auth = req.auth!;
     const { id } = req.params as { id: string };
-    const live = isFragmentRequest(req) ? '' : await liveUrl(req, deps);
+    const live = isFragmentRequest(req) ? '' : await liveUrl(req, deps, { campaign: id });
     const campaign = id.length <= 100 ? await deps.store.campaigns.getForTenant(auth.tenantId, id) : undefined;
     if (!campaign) {
       const page = messagePage({ title: 'Campaign not found', message: `There is no campaign ${id} in tenant ${auth.tenantName}.`, link: { href: '/campaigns', text: 'All campaigns' } });

@@ -109,7 +109,7 @@ export function operationsPages(app: FastifyInstance, deps: UiDeps): void {
   app.get('/operations/:id', { preHandler: session }, async (req, reply) => {
     const auth = req.auth!;
     const { id } = req.params as { id: string };
-    const live = isFragmentRequest(req) ? '' : await liveUrl(req, deps, id);
+    const live = isFragmentRequest(req) ? '' : await liveUrl(req, deps, { operation: id });
     const operation = id.length <= 100 ? await deps.store.operations.getForTenant(auth.tenantId, id) : undefined;
     if (!operation) {
       const page = messagePage({ title: 'Operation not found', message: `There is no operation ${id} in tenant ${auth.tenantName}.`, link: { href: '/operations', text: 'All operations' } });
