@@ -11,7 +11,7 @@
  */
 import type { Logger } from 'pino';
 import type { Metrics } from '../engine/metrics.js';
-import type { IngestOutcome, WebhookIngest } from '../engine/webhook-ingest.js';
+import type { IngestOutcome, PendingNonce, WebhookIngest } from '../engine/webhook-ingest.js';
 import type { WebhookTarget } from '../store/operations-repo.js';
 import type { SecretBox } from '../store/secret-box.js';
 import type { ResultIssue } from '../adcp/task-result.js';
@@ -93,13 +93,22 @@ export class WebhookReceiver {
 
     const parsed = parseDelivery(req.rawBody);
     if (!parsed.ok) {
-      if (pending) await this.deps.ingest.consumeNonce(pending);
+      if (pending) await this.consumeNonce(pending, op.id);
       return fail(400, parsed.code, parsed.message);
     }
     const outcome = await this.deps.ingest.ingest({ operation: op, claims: parsed.payload, fingerprint: parsed.fingerprint, text: parsed.text, nonce: pending });
     // Refused before its transaction: its nonce is still recorded, so a replay is told it is one.
-    if (pending && (outcome.kind === 'task_conflict' || outcome.kind === 'task_type_conflict')) await this.deps.ingest.consumeNonce(pending);
+    if (pending && (outcome.kind === 'task_conflict' || outcome.kind === 'task_type_conflict')) await this.consumeNonce(pending, op.id);
     return answerFor(outcome);
+  }
+
+  /** The refusal stands whether or not its nonce could be recorded (a replay of it is refused again, for the same reason). */
+  private async consumeNonce(nonce: PendingNonce, operationId: string): Promise<void> {
+    try {
+      await this.deps.ingest.consumeNonce(nonce);
+    } catch (err) {
+      this.deps.log.warn({ err, operation_id: operationId }, 'webhook: recording the nonce of a refused delivery failed');
+    }
   }
 
   private async authenticate(op: WebhookTarget, req: InboundWebhook, nonce: DeferredNonce | undefined): Promise<AuthResult> {
