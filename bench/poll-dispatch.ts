@@ -18,7 +18,7 @@
  * Also, informational: the same bare loop with fetch, and through the MCP SDK
  * client, to show what those clients themselves cost.
  *
- *   npx tsx bench/poll-dispatch.ts [--ops 100000] [--seconds 20] [--rounds 2] [--concurrency 64]
+ *   npx tsx bench/poll-dispatch.ts [--ops 100000] [--seconds 20] [--rounds 2] [--concurrency 64] [--profile-ours out.cpuprofile]
  */
 import http from 'node:http';
 import { parseArgs } from 'node:util';
@@ -33,6 +33,8 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '20' },
     rounds: { type: 'string', default: '2' },
     concurrency: { type: 'string', default: '64' },
+    // Writes a .cpuprofile of this process covering only our rounds (not the bare loops).
+    'profile-ours': { type: 'string' },
   },
 });
 const OPS = Number(values.ops);
@@ -85,7 +87,29 @@ ops.runClaimed = async (row) => {
   }
 };
 
+const { Session } = await import('node:inspector/promises');
+const profiler = values['profile-ours'] ? new Session() : undefined;
+if (profiler) {
+  profiler.connect();
+  await profiler.post('Profiler.enable');
+}
+
 async function oursRound(ms: number): Promise<{ done: number; seconds: number }> {
+  if (profiler) await profiler.post('Profiler.start');
+  try {
+    return await oursRoundUnprofiled(ms);
+  } finally {
+    if (profiler) {
+      const { profile } = await profiler.post('Profiler.stop');
+      const { writeFileSync } = await import('node:fs');
+      // One file per round, numbered: summarise any of them with scripts/cpu-profile-top.mjs.
+      writeFileSync(`${values['profile-ours']}.${++profiledRounds}`, JSON.stringify(profile));
+    }
+  }
+}
+let profiledRounds = 0;
+
+async function oursRoundUnprofiled(ms: number): Promise<{ done: number; seconds: number }> {
   const before = finished;
   const t0 = performance.now();
   bench.app.scheduler.start();
