@@ -7,7 +7,10 @@
  * signs in through the login form like a browser, then requests each page
  * sequentially and reads the server's own time from the `Server-Timing` header the
  * dashboard sets (request received → response handed to the socket), beside the
- * round trip seen by the client on loopback.
+ * round trip seen by the client on loopback. 500 campaigns of four buys each (buys
+ * taken from the seeded operations) give the campaigns pages and GET /v1/campaigns
+ * something to read; a page of campaigns' buys read in one query is compared, in
+ * the same run, with the one-query-per-campaign read it replaced.
  *
  *   npx tsx bench/dashboard.ts [--n 100000] [--requests 200]
  */
@@ -15,6 +18,7 @@ import SQLite from 'better-sqlite3';
 import { parseArgs } from 'node:util';
 import { fmt, log, machineLine, percentile, printResults, type ResultRow } from './lib/common.js';
 import { addAgent, seedOperations, startBenchApp } from './lib/orchestrator.js';
+import { buysOf, buysOfMany } from '../src/engine/governance/campaigns.js';
 
 const { values } = parseArgs({ options: { n: { type: 'string', default: '100000' }, requests: { type: 'string', default: '200' } } });
 const N = Number(values.n);
@@ -61,6 +65,23 @@ const deep = raw
   .get(tenantId, Math.floor(N * 0.95)) as { created_at: number; id: string };
 const someTask = raw.prepare("SELECT task_id FROM operations WHERE tenant_id = ? AND task_id IS NOT NULL LIMIT 1 OFFSET ?").get(tenantId, Math.floor(N / 2)) as { task_id: string };
 raw.close();
+
+// Campaigns: the newest 2,000 create_media_buy operations become the buys of 500 campaigns.
+const CAMPAIGNS = Math.min(500, Math.floor(N / 40));
+const rw = new SQLite(dbPath);
+const buyRows = rw.prepare("SELECT id, created_at FROM operations WHERE tenant_id = ? AND type = 'create_media_buy' ORDER BY created_at DESC LIMIT ?").all(tenantId, CAMPAIGNS * 4) as Array<{ id: string; created_at: number }>;
+const insertCampaign = rw.prepare('INSERT INTO campaigns (id, tenant_id, name, governance_agent_id, plan_id, status, buy_ids, created_at, updated_at, completed_at, created_by) VALUES (?,?,?,?,?,?,?,?,?,?,?)');
+const setParent = rw.prepare('UPDATE operations SET parent_id = ? WHERE id = ?');
+rw.transaction(() => {
+  for (let c = 0; c < CAMPAIGNS; c++) {
+    const buys = buyRows.slice(c * 4, c * 4 + 4);
+    const id = `cmp_bench_${String(c).padStart(4, '0')}`;
+    insertCampaign.run(id, tenantId, `Bench campaign ${c}`, agents[2], `plan_${c % 7}`, 'running', JSON.stringify(buys.map((b) => b.id)), buys[0]!.created_at, buys[0]!.created_at, null, 'bench');
+    for (const b of buys) setParent.run(id, b.id);
+  }
+})();
+rw.close();
+const someCampaign = 'cmp_bench_0007';
 const deepCursor = Buffer.from(JSON.stringify([deep.created_at, deep.id])).toString('base64url');
 
 // ---- serve and sign in ----
@@ -95,7 +116,7 @@ async function measure(path: string, headers: Record<string, string> = {}): Prom
     s.server.push(Number(/dur=([\d.]+)/.exec(res.headers.get('server-timing') ?? '')![1]));
     s.wall.push(wall);
     s.bytes = body.length;
-    s.rows = (body.match(/<tr data-operation-id=/g) ?? []).length;
+    s.rows = (body.match(/<tr data-(?:operation|campaign)-id=/g) ?? []).length;
   }
   return s;
 }
@@ -110,6 +131,9 @@ const pages: Array<{ name: string; path: string; headers?: Record<string, string
   { name: 'GET /operations (live refresh, htmx)', path: '/operations', headers: { 'hx-request': 'true' }, target: false },
   { name: 'GET /operations/:id', path: `/operations/${deep.id}`, target: false },
   { name: 'GET /inbox', path: '/inbox', target: false },
+  { name: `GET /campaigns (50 of ${CAMPAIGNS}, 4 buys each)`, path: '/campaigns', target: false },
+  { name: 'GET /campaigns (live refresh, htmx)', path: '/campaigns', headers: { 'hx-request': 'true' }, target: false },
+  { name: 'GET /campaigns/:id', path: `/campaigns/${someCampaign}`, target: false },
 ];
 
 const rows: ResultRow[] = [];
@@ -126,6 +150,40 @@ for (const p of pages) {
   });
   rows.push({ figure: `${p.name}: round trip p95`, value: `${percentile(s.wall, 95).toFixed(1)} ms` });
 }
+
+// GET /v1/campaigns (not the dashboard: no Server-Timing header), round trip only.
+const apiWall: number[] = [];
+for (let i = 0; i < REQUESTS + 10; i++) {
+  const started = performance.now();
+  const res = await fetch(`${bench.url}/v1/campaigns?limit=50`, { headers: { authorization: `Bearer ${bench.apiKey}` } });
+  const body = (await res.json()) as { campaigns: unknown[] };
+  if (res.status !== 200 || body.campaigns.length !== 50) throw new Error(`/v1/campaigns: ${res.status}`);
+  if (i >= 10) apiWall.push(performance.now() - started);
+}
+log(`GET /v1/campaigns?limit=50: round trip p50 ${percentile(apiWall, 50).toFixed(1)} ms p95 ${percentile(apiWall, 95).toFixed(1)} ms`);
+rows.push({ figure: 'GET /v1/campaigns?limit=50: round trip p50', value: `${percentile(apiWall, 50).toFixed(1)} ms` });
+
+// A page of 50 campaigns' buys: one query per campaign (before) vs one for the page (now), same store, same run.
+const page50 = await bench.app.store.campaigns.list(tenantId, 50);
+const perCampaign: number[] = [];
+const onePerPage: number[] = [];
+for (let i = 0; i < REQUESTS + 10; i++) {
+  let t = performance.now();
+  for (const c of page50) await buysOf(bench.app.store, c);
+  const a = performance.now() - t;
+  t = performance.now();
+  await buysOfMany(bench.app.store, page50);
+  const b = performance.now() - t;
+  if (i >= 10) {
+    perCampaign.push(a);
+    onePerPage.push(b);
+  }
+}
+const before = percentile(perCampaign, 50);
+const after = percentile(onePerPage, 50);
+log(`buys of 50 campaigns: one query each p50 ${before.toFixed(2)} ms, one query for the page p50 ${after.toFixed(2)} ms (${(before / after).toFixed(1)}x)`);
+rows.push({ figure: 'buys of 50 campaigns, one query per campaign (before): p50', value: `${before.toFixed(2)} ms` });
+rows.push({ figure: 'buys of 50 campaigns, one query for the page (now): p50', value: `${after.toFixed(2)} ms (${(before / after).toFixed(1)}x faster)` });
 await bench.close();
 
 printResults(`Dashboard page loads, ${fmt(N)} operations in SQLite, ${REQUESTS} sequential requests each`, rows);

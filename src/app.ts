@@ -185,7 +185,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
   const dashboard = dashboardRoutes({
     store,
     cancel,
-    live: liveSourceFrom(live.feed),
+    live: liveSourceFrom(live.feed, live.wakes),
     clock,
     sessionTtlMs: config.ADCP_ORCH_SESSION_TTL_MS,
     publicUrl: config.ADCP_ORCH_PUBLIC_URL,

@@ -5,12 +5,13 @@
  * telling the user how to try it.
  *
  * The governance agent reads SANDBOX_GOVERNANCE_APPROVAL_TTL_SECONDS and
- * SANDBOX_GOVERNANCE_REVIEW_DELAY_MS from the environment (agent.ts).
+ * SANDBOX_GOVERNANCE_REVIEW_DELAY_MS from the environment (agent.ts), the seller
+ * SANDBOX_SUBMITTED_DELAY_MS and SANDBOX_WORKING_DELAY_MS (seller.ts).
  */
 import type { App } from '../app.js';
 import type { Config } from '../config.js';
 import { governanceOptionsFromEnv, startSandboxGovernance, type SandboxGovernance } from '../sandbox/governance/agent.js';
-import { startSandboxSeller, type SandboxSeller } from '../sandbox/seller.js';
+import { sellerOptionsFromEnv, startSandboxSeller, type SandboxSeller } from '../sandbox/seller.js';
 
 export interface SandboxSetup {
   seller: SandboxSeller;
@@ -28,10 +29,11 @@ export const SANDBOX_GOVERNANCE_NAME = 'sandbox-governance';
 export const SANDBOX_KEY_NAME = 'sandbox-admin';
 
 export async function setUpSandbox(app: App, config: Config, baseUrl: string, env: NodeJS.ProcessEnv = process.env): Promise<SandboxSetup> {
+  const sellerTimings = sellerOptionsFromEnv(env);
   const governance = await startSandboxGovernance({ port: 0, ...governanceOptionsFromEnv(env) });
   let seller: SandboxSeller;
   try {
-    seller = await startSandboxSeller({ port: 0, governance: { agentUrl: governance.url, jwksUrl: governance.jwksUrl } });
+    seller = await startSandboxSeller({ port: 0, ...sellerTimings, governance: { agentUrl: governance.url, jwksUrl: governance.jwksUrl } });
   } catch (err) {
     await governance.close();
     throw err;

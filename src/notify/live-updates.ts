@@ -11,6 +11,7 @@ import type { ChangeBus } from '../engine/change-bus.js';
 import type { Store } from '../store/index.js';
 import { EventFeed } from './event-feed.js';
 import { eventHorizonFor } from './event-horizon.js';
+import { OperationWakes } from './operation-wakes.js';
 import { PgNotifier } from './pg-notify.js';
 import { DEFAULT_SSE_OPTIONS, eventsRoutes } from './sse.js';
 
@@ -34,6 +35,8 @@ export interface LiveUpdatesOptions {
 
 export interface LiveUpdates {
   feed: EventFeed;
+  /** Changes that raise no notification, from here and (PostgreSQL) other instances: the dashboard's pages re-read on them. */
+  wakes: OperationWakes;
   notifier: PgNotifier | undefined;
   /** Registers GET /v1/events. */
   routes(app: FastifyInstance): void;
@@ -45,6 +48,7 @@ export interface LiveUpdates {
 export function createLiveUpdates(opts: LiveUpdatesOptions): LiveUpdates {
   const { store, bus, logger } = opts;
   const feed = new EventFeed(store, eventHorizonFor(store.db, logger), logger, { fallbackPollMs: opts.fallbackPollMs, pageSize: 500 });
+  const wakes = new OperationWakes();
   const notifier =
     store.db.dialect === 'postgres'
       ? new PgNotifier({
@@ -54,8 +58,10 @@ export function createLiveUpdates(opts: LiveUpdatesOptions): LiveUpdates {
           log: logger,
           onRemote: (change) => {
             if (change.maxSeq > 0) feed.wake(change.tenantId);
+            if (change.operationIds.length > 0 || change.manyOperations) wakes.emit({ tenantId: change.tenantId, operationIds: change.operationIds, many: change.manyOperations });
             if (change.due) wakeSchedulerSoon();
-            opts.onRemoteChange?.();
+            // A change without a notification gives the subscription dispatcher nothing to send.
+            if (change.maxSeq > 0 || change.due) opts.onRemoteChange?.();
           },
           onReconnect: () => {
             feed.wakeAll();
@@ -82,10 +88,12 @@ export function createLiveUpdates(opts: LiveUpdatesOptions): LiveUpdates {
   const unsubscribe: Array<() => void> = [];
   return {
     feed,
+    wakes,
     notifier,
     routes: eventsRoutes(store, feed, { ...DEFAULT_SSE_OPTIONS, ...(opts.heartbeatMs ? { heartbeatMs: opts.heartbeatMs } : {}) }),
     async start() {
       unsubscribe.push(bus.subscribe((change) => feed.publish(change.notifications)));
+      unsubscribe.push(bus.subscribe((change) => wakes.fromLocal(change)));
       if (notifier) {
         unsubscribe.push(bus.subscribe((change) => notifier.publish(change)));
         await notifier.start();

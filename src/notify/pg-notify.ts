@@ -8,6 +8,12 @@
  * is read afterwards, and a lost notice (connection drop, restart) only delays
  * things until the fallback polls. NOTIFY is delivered at commit and only to
  * sessions listening then, so after reconnecting we wake everything once.
+ *
+ * Changes that raise no notification (`working`, `calling_adcp`, a governance step)
+ * are told too, so other instances' dashboard pages re-read at once, but throttled:
+ * at most one such notice per tenant per `operationNoticeMs` (the ids changed
+ * meanwhile, or "many"), so a burst of `working` webhooks costs a handful of
+ * NOTIFYs a second, not one per change.
  */
 import pg from 'pg';
 import { sql } from 'kysely';
@@ -23,6 +29,10 @@ export interface RemoteChange {
   maxSeq: number;
   /** Work became due now (a new operation, an answer to send): schedulers should look. */
   due: boolean;
+  /** Operations changed without a notification (dashboard pages re-read them). */
+  operationIds: string[];
+  /** More of those than a notice names. */
+  manyOperations: boolean;
 }
 
 export interface PgNotifierOptions {
@@ -34,6 +44,8 @@ export interface PgNotifierOptions {
   onRemote(change: RemoteChange): void;
   /** Notices may have been missed while disconnected. */
   onReconnect(): void;
+  /** The least time between two notices of changes without a notification, per tenant. Default 250 ms. */
+  operationNoticeMs?: number;
 }
 
 interface Wire {
@@ -43,7 +55,14 @@ interface Wire {
   /** highest notification seq */
   s: number;
   d?: 1;
+  /** operations changed without a notification */
+  o?: string[];
+  /** more of them than named */
+  m?: 1;
 }
+
+/** Ids named in one notice at most (a NOTIFY payload must stay under 8000 bytes). */
+const MAX_NOTICE_IDS = 50;
 
 const MIN_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 10_000;
@@ -57,6 +76,10 @@ export class PgNotifier {
   /** Changes since the last flush, per tenant: notices are coalesced per event-loop turn. */
   private batch = new Map<string, { s: number; d: boolean }>();
   private flushScheduled = false;
+  /** Operations changed without a notification since the last such notice, per tenant. */
+  private quiet = new Map<string, { ids: Set<string>; many: boolean }>();
+  private quietTimer: NodeJS.Timeout | undefined;
+  private quietSentAt = 0;
   private readonly channel: string;
 
   constructor(private readonly opts: PgNotifierOptions) {
@@ -74,6 +97,8 @@ export class PgNotifier {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.retryTimer);
+    clearTimeout(this.quietTimer);
+    this.quietTimer = undefined;
     const client = this.client;
     this.client = undefined;
     await client?.end().catch(() => undefined);
@@ -86,7 +111,8 @@ export class PgNotifier {
     const maxSeq = change.notifications.reduce((m, n) => Math.max(m, n.seq), 0);
     const next = change.operation.next_check_at;
     const due = change.events.some((e) => e.kind === 'created') || (next !== null && next <= Date.now());
-    // Neither a notification for other instances' streams nor work for their schedulers: nothing to say.
+    if (maxSeq === 0) this.quietChange(tenant, change.operation.id);
+    // Neither a notification for other instances' streams nor work for their schedulers: nothing more to say.
     if (maxSeq === 0 && !due) return;
     const prev = this.batch.get(tenant);
     this.batch.set(tenant, { s: Math.max(prev?.s ?? 0, maxSeq), d: (prev?.d ?? false) || due });
@@ -96,18 +122,45 @@ export class PgNotifier {
     }
   }
 
+  /** Collects a change without a notification; sent at most once per interval (a trailing send keeps the last). */
+  private quietChange(tenant: string, operationId: string): void {
+    let entry = this.quiet.get(tenant);
+    if (!entry) this.quiet.set(tenant, (entry = { ids: new Set(), many: false }));
+    if (entry.ids.size >= MAX_NOTICE_IDS) entry.many = true;
+    else entry.ids.add(operationId);
+    if (this.quietTimer) return;
+    const wait = Math.max(0, this.quietSentAt + (this.opts.operationNoticeMs ?? 250) - Date.now());
+    this.quietTimer = setTimeout(() => void this.flushQuiet(), wait);
+    this.quietTimer.unref();
+  }
+
+  private async flushQuiet(): Promise<void> {
+    this.quietTimer = undefined;
+    this.quietSentAt = Date.now();
+    const quiet = this.quiet;
+    this.quiet = new Map();
+    for (const [tenant, { ids, many }] of quiet) {
+      const wire: Wire = { i: this.opts.instanceId, t: tenant, s: 0, o: [...ids], ...(many ? { m: 1 as const } : {}) };
+      await this.notify(wire);
+    }
+  }
+
+  private async notify(wire: Wire): Promise<void> {
+    if (this.stopped) return;
+    try {
+      // Through the pool, not the LISTEN connection, so a reconnecting listener does not hold notices up.
+      await sql`SELECT pg_notify(${this.channel}, ${JSON.stringify(wire)})`.execute(this.opts.db.kysely);
+    } catch (err) {
+      if (!this.stopped) this.opts.log.debug({ err }, 'pg-notify: NOTIFY failed; other instances catch up by polling');
+    }
+  }
+
   private async flush(): Promise<void> {
     this.flushScheduled = false;
     const batch = this.batch;
     this.batch = new Map();
     for (const [tenant, { s, d }] of batch) {
-      const wire: Wire = { i: this.opts.instanceId, t: tenant, s, ...(d ? { d: 1 as const } : {}) };
-      try {
-        // Through the pool, not the LISTEN connection, so a reconnecting listener does not hold notices up.
-        await sql`SELECT pg_notify(${this.channel}, ${JSON.stringify(wire)})`.execute(this.opts.db.kysely);
-      } catch (err) {
-        if (!this.stopped) this.opts.log.debug({ err }, 'pg-notify: NOTIFY failed; other instances catch up by polling');
-      }
+      await this.notify({ i: this.opts.instanceId, t: tenant, s, ...(d ? { d: 1 as const } : {}) });
     }
   }
 
@@ -119,7 +172,8 @@ export class PgNotifier {
       return;
     }
     if (!wire || typeof wire.t !== 'string' || wire.i === this.opts.instanceId) return;
-    this.opts.onRemote({ tenantId: wire.t, maxSeq: Number(wire.s) || 0, due: wire.d === 1 });
+    const ids = Array.isArray(wire.o) ? wire.o.filter((x): x is string => typeof x === 'string').slice(0, MAX_NOTICE_IDS) : [];
+    this.opts.onRemote({ tenantId: wire.t, maxSeq: Number(wire.s) || 0, due: wire.d === 1, operationIds: ids, manyOperations: wire.m === 1 });
   }
 
   private async connect(): Promise<void> {

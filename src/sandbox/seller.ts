@@ -120,6 +120,27 @@ export interface SandboxSeller {
   releaseHeldReplies(as?: 'reply' | 'error'): number;
 }
 
+/**
+ * `serve --sandbox`'s seller timings from the environment: SANDBOX_SUBMITTED_DELAY_MS and
+ * SANDBOX_WORKING_DELAY_MS (how long a submitted or working task takes to complete), so a
+ * person or a test can hold a task in that state. Bad values are refused, not guessed at.
+ */
+export function sellerOptionsFromEnv(env: NodeJS.ProcessEnv): Pick<SandboxSellerOptions, 'submittedDelayMs' | 'workingDelayMs'> {
+  const opts: Pick<SandboxSellerOptions, 'submittedDelayMs' | 'workingDelayMs'> = {};
+  const read = (name: string): number | undefined => {
+    const text = env[name];
+    if (text === undefined || text === '') return undefined;
+    const n = Number(text);
+    if (!Number.isInteger(n) || n < 0 || n > 86_400_000) throw new Error(`${name} must be a whole number of milliseconds from 0 to 86400000, got ${JSON.stringify(text)}`);
+    return n;
+  };
+  const submitted = read('SANDBOX_SUBMITTED_DELAY_MS');
+  const working = read('SANDBOX_WORKING_DELAY_MS');
+  if (submitted !== undefined) opts.submittedDelayMs = submitted;
+  if (working !== undefined) opts.workingDelayMs = working;
+  return opts;
+}
+
 export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promise<SandboxSeller> {
   const host = opts.host ?? '127.0.0.1';
   const identity = mintWebhookSigningIdentity();

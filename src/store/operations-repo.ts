@@ -139,6 +139,15 @@ export class OperationsRepo {
     return this.db.kysely.selectFrom('operations').selectAll().where('parent_id', '=', parentId).orderBy('created_at').orderBy('id').execute();
   }
 
+  /**
+   * The children of several parents in one query (a page of campaigns and their buys,
+   * instead of one query per campaign), on the operations_parent index, oldest first.
+   */
+  async childrenOfMany(parentIds: readonly string[]): Promise<OperationRow[]> {
+    if (parentIds.length === 0) return [];
+    return this.db.kysely.selectFrom('operations').selectAll().where('parent_id', 'in', [...parentIds]).orderBy('created_at').orderBy('id').execute();
+  }
+
   /** Newest first, keyset-paginated on (created_at, id). */
   async list(tenantId: string, filters: ListFilters, limit: number, cursor?: { createdAt: number; id: string }): Promise<OperationRow[]> {
     let q = this.db.kysely.selectFrom('operations').selectAll().where('tenant_id', '=', tenantId);

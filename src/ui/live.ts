@@ -3,16 +3,22 @@
  * and a position to resume from. It rides on the notifications feed behind
  * GET /v1/events (src/notify/event-feed.ts, DESIGN.md §5.2), so a page hears of
  * every change that raises a notification, from whichever instance, in order, and
- * a lost wake-up only delays it.
+ * a lost wake-up only delays it. Changes that raise none (`working`, `calling_adcp`,
+ * a governance step) come as wake-ups beside it (src/notify/operation-wakes.ts):
+ * they move no position, and one lost (a reconnect in between) waits for the page's
+ * periodic refresh.
  */
 import type { EventFeed } from '../notify/event-feed.js';
+import type { OperationWakes } from '../notify/operation-wakes.js';
 
 export interface LiveChange {
-  /** Where a stream resumes after this change (a notification seq). */
+  /** Where a stream resumes after this change (a notification seq); 0 for a wake-up, which moves no position. */
   cursor: number;
   operationIds: string[];
   /** A notification about no single operation (a campaign's) was among them. */
   other: boolean;
+  /** More operations changed than are named: every page re-reads. */
+  many?: boolean;
 }
 
 export interface LiveSource {
@@ -22,12 +28,12 @@ export interface LiveSource {
   subscribe(tenantId: string, after: number, deliver: (change: LiveChange) => Promise<void>, end: () => void): { close(): void };
 }
 
-export function liveSourceFrom(feed: EventFeed): LiveSource {
+export function liveSourceFrom(feed: EventFeed, wakes?: OperationWakes): LiveSource {
   return {
     // The feed's own starting point: below it nothing can still appear (see event-horizon.ts).
     position: () => feed.startingPoint(),
     subscribe(tenantId, after, deliver, end) {
-      return feed.subscribe(tenantId, after, {
+      const subscription = feed.subscribe(tenantId, after, {
         deliver: (rows) => {
           const ids = new Set<string>();
           let other = false;
@@ -39,6 +45,16 @@ export function liveSourceFrom(feed: EventFeed): LiveSource {
         },
         end,
       });
+      const unsubscribe = wakes?.subscribe((wake) => {
+        if (wake.tenantId !== tenantId) return;
+        void deliver({ cursor: 0, operationIds: wake.operationIds, other: false, many: wake.many }).catch(() => undefined);
+      });
+      return {
+        close() {
+          unsubscribe?.();
+          subscription.close();
+        },
+      };
     },
   };
 }

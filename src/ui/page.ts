@@ -7,7 +7,7 @@ import { html } from './html.js';
 import { inboxCount, layout, type PageContext, type Section } from './views/layout.js';
 
 export function sectionsFor(deps: UiDeps): Section[] {
-  return ['operations', 'inbox', 'agents', ...(deps.wakeSubscriptions ? (['subscriptions'] as const) : [])];
+  return ['operations', 'inbox', 'campaigns', 'agents', ...(deps.wakeSubscriptions ? (['subscriptions'] as const) : [])];
 }
 
 export async function pageContext(req: FastifyRequest, deps: UiDeps, reads: DashboardReads): Promise<PageContext> {
@@ -41,9 +41,10 @@ export async function sendPage(
 }
 
 /** The stream URL for a page rendered now: it resumes right after what the page shows. */
-export async function liveUrl(req: FastifyRequest, deps: UiDeps, operationId?: string): Promise<string> {
+export async function liveUrl(req: FastifyRequest, deps: UiDeps, only: { operation?: string; campaign?: string } = {}): Promise<string> {
   const after = await deps.live.position(req.auth!.tenantId);
-  return `/live?after=${after}${operationId ? `&operation=${encodeURIComponent(operationId)}` : ''}`;
+  const filter = only.operation ? `&operation=${encodeURIComponent(only.operation)}` : only.campaign ? `&campaign=${encodeURIComponent(only.campaign)}` : '';
+  return `/live?after=${after}${filter}`;
 }
 
 /** Fixed texts a redirect may ask a page to show (?notice=…); nothing from the URL reaches the page as text. */

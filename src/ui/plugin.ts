@@ -7,6 +7,7 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import { assetRoutes } from './assets.js';
 import type { UiDeps } from './deps.js';
 import { agentsPages } from './routes/agents.js';
+import { campaignsPages } from './routes/campaigns.js';
 import { inboxPages } from './routes/inbox.js';
 import { liveStreamRoutes } from './routes/live-stream.js';
 import { operationsPages } from './routes/operations.js';
@@ -64,6 +65,7 @@ export function dashboardRoutes(deps: UiDeps) {
       signInRoutes(scope, deps);
       operationsPages(scope, deps);
       inboxPages(scope, deps);
+      campaignsPages(scope, deps);
       agentsPages(scope, deps);
       subscriptionsPages(scope, deps);
       liveStreamRoutes(scope, deps);

@@ -191,7 +191,7 @@ describeInBrowser('dashboard in a browser', () => {
     const op = await buy('sandbox_instant', { approval: 'required' });
     const page = await newPage();
     await signIn(page, base(), traderKey);
-    for (const path of ['/operations', `/operations/${op.id}`, '/inbox', '/agents', '/subscriptions']) {
+    for (const path of ['/operations', `/operations/${op.id}`, '/inbox', '/campaigns', '/agents', '/subscriptions']) {
       await page.goto(`${base()}${path}`);
       // The first Tab reaches the skip link, and it leads to the main region.
       await page.keyboard.press('Tab');

@@ -1,6 +1,7 @@
 /**
  * PgNotifier: a change published on one instance reaches the others (not
- * itself), and a LISTEN connection killed by the server comes back on its own
+ * itself), a change without a notification too (for dashboard pages) but
+ * throttled, and a LISTEN connection killed by the server comes back on its own
  * and says so (so callers can catch up on notices they missed).
  */
 import { sql } from 'kysely';
@@ -29,7 +30,7 @@ suite('PgNotifier', () => {
     await database?.drop();
   });
 
-  function notifier(instanceId: string) {
+  function notifier(instanceId: string, operationNoticeMs?: number) {
     const seen: RemoteChange[] = [];
     let reconnects = 0;
     const n = new PgNotifier({
@@ -40,15 +41,16 @@ suite('PgNotifier', () => {
       channel: 'adcp_orch_events_test',
       onRemote: (c) => seen.push(c),
       onReconnect: () => reconnects++,
+      ...(operationNoticeMs !== undefined ? { operationNoticeMs } : {}),
     });
     notifiers.push(n);
     return { n, seen, reconnects: () => reconnects };
   }
 
   /** A committed change that wrote notifications with these seqs (none: only bookkeeping events). */
-  const change = (tenant: string, seqs: number[], kind = 'transition', nextCheckAt: number | null = null) =>
+  const change = (tenant: string, seqs: number[], kind = 'transition', nextCheckAt: number | null = null, id = `op-${tenant}`) =>
     ({
-      operation: { tenant_id: tenant, next_check_at: nextCheckAt },
+      operation: { id, tenant_id: tenant, next_check_at: nextCheckAt },
       events: [{ id: 1, kind }],
       notifications: seqs.map((seq) => ({ seq, tenant_id: tenant })),
     }) as unknown as OperationChange;
@@ -65,14 +67,34 @@ suite('PgNotifier', () => {
     a.n.publish(change('t4', [], 'poll_failed', Date.now() + 60_000));
     // Work due without a notification still wakes the other schedulers.
     a.n.publish(change('t5', [], 'transition', Date.now() - 1));
-    await eventually(async () => (b.seen.length >= 3 ? true : undefined), 5000);
-    expect(b.seen).toEqual([
-      { tenantId: 't1', maxSeq: 7, due: true },
-      { tenantId: 't2', maxSeq: 8, due: false },
-      { tenantId: 't5', maxSeq: 0, due: true },
+    await eventually(async () => (b.seen.length >= 5 ? true : undefined), 5000);
+    const none = { operationIds: [], manyOperations: false };
+    expect(b.seen.filter((c) => c.operationIds.length === 0)).toEqual([
+      { tenantId: 't1', maxSeq: 7, due: true, ...none },
+      { tenantId: 't2', maxSeq: 8, due: false, ...none },
+      { tenantId: 't5', maxSeq: 0, due: true, ...none },
+    ]);
+    // Changes without a notification are told apart, for other instances' dashboard pages.
+    expect(b.seen.filter((c) => c.operationIds.length > 0)).toEqual([
+      { tenantId: 't4', maxSeq: 0, due: false, operationIds: ['op-t4'], manyOperations: false },
+      { tenantId: 't5', maxSeq: 0, due: false, operationIds: ['op-t5'], manyOperations: false },
     ]);
     // Our own notices are not echoed back: the in-process bus already covered them.
     expect(a.seen).toEqual([]);
+  });
+
+  it('throttles notices of changes without a notification: a burst is one or two notices naming them, or "many"', async () => {
+    const a = notifier('A3', 300);
+    const b = notifier('B3');
+    await a.n.start();
+    await b.n.start();
+    for (let i = 0; i < 200; i++) a.n.publish(change('t6', [], 'transition', null, `op-${i % 120}`));
+    await eventually(async () => (b.seen.filter((c) => c.tenantId === 't6').length >= 1 ? true : undefined), 5000);
+    await new Promise((r) => setTimeout(r, 700));
+    const notices = b.seen.filter((c) => c.tenantId === 't6');
+    expect(notices.length).toBeLessThanOrEqual(2);
+    expect(notices.some((c) => c.manyOperations)).toBe(true);
+    expect(notices.every((c) => c.operationIds.length <= 50)).toBe(true);
   });
 
   it('reconnects after the server drops the LISTEN connection, and reports it', async () => {

@@ -6,9 +6,12 @@
  *
  * Changes are coalesced: at most one message per `minIntervalMs`, always followed by
  * one for the last change (a trailing send), so a burst costs a page one refresh and
- * the final state is never skipped. `?operation=<id>` keeps only that operation's
- * changes; `?after=<cursor>` (or Last-Event-ID) resumes from where the page was
- * rendered, so a change between render and connect is not missed.
+ * the final state is never skipped. Changes that raise no notification (`working`,
+ * `calling_adcp`) arrive as wake-ups (see ../live.ts) and are coalesced with the rest.
+ * `?operation=<id>` keeps only that operation's changes, `?campaign=<id>` only its
+ * buys' (and notifications about no single operation, such as campaign.completed);
+ * `?after=<cursor>` (or Last-Event-ID) resumes from where the page was rendered, so a
+ * change between render and connect is not missed.
  */
 import type { FastifyInstance } from 'fastify';
 import type { ServerResponse } from 'node:http';
@@ -29,11 +32,19 @@ export function liveStreamRoutes(app: FastifyInstance, deps: UiDeps, options: Li
   app.get('/live', { preHandler: requireSession(deps.store, () => deps.clock.now()) }, async (req, reply) => {
     const auth = req.auth!;
     const token = req.uiSession!.token;
-    const q = req.query as { after?: string; operation?: string };
+    const q = req.query as { after?: string; operation?: string; campaign?: string };
     const header = req.headers['last-event-id'];
     const given = typeof header === 'string' && CURSOR.test(header.trim()) ? header.trim() : q.after;
     const after = given && CURSOR.test(given) ? Number(given) : await deps.live.position(auth.tenantId);
     const only = typeof q.operation === 'string' && q.operation !== '' ? q.operation : undefined;
+    // A campaign's page: its buys' changes and the notifications about no single operation (campaign.completed).
+    const campaign = typeof q.campaign === 'string' && q.campaign !== '' && q.campaign.length <= 100 ? await deps.store.campaigns.getForTenant(auth.tenantId, q.campaign) : undefined;
+    const buys = campaign ? new Set(JSON.parse(campaign.buy_ids) as string[]) : undefined;
+    const keep = (change: LiveChange): LiveChange => {
+      if (only) return { ...change, operationIds: change.operationIds.filter((id) => id === only), other: false };
+      if (buys) return { ...change, operationIds: change.operationIds.filter((id) => buys.has(id)) };
+      return change;
+    };
 
     reply.hijack();
     const res = reply.raw;
@@ -45,10 +56,12 @@ export function liveStreamRoutes(app: FastifyInstance, deps: UiDeps, options: Li
     });
     res.write('retry: 2000\n: connected\n\n');
     const stream = new CoalescingStream(res, options.minIntervalMs);
+    // A wake-up moves no position: until a notification arrives, a reconnect resumes from here.
+    stream.cursor = after;
     const subscription = deps.live.subscribe(
       auth.tenantId,
       after,
-      async (change) => stream.add(only ? { ...change, operationIds: change.operationIds.filter((id) => id === only), other: false } : change),
+      async (change) => stream.add(keep(change)),
       () => res.end(),
     );
     // The stream outlives no session: checked with each heartbeat, it ends with a last
@@ -95,7 +108,9 @@ class CoalescingStream {
       if (this.pending.size >= MAX_IDS) this.many = true;
       else this.pending.add(id);
     }
-    if (change.operationIds.length === 0 && !change.other && !force) return;
+    // "Many changed" (unnamed) may include the watched operation: re-read rather than miss it.
+    if (change.many) this.many = true;
+    if (change.operationIds.length === 0 && !change.other && !change.many && !force) return;
     this.dirty = true;
     if (this.timer) return;
     const wait = this.lastSent + this.minIntervalMs - Date.now();

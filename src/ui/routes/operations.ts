@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { roleAtLeast } from '../../domain/roles.js';
+import { parseGovernance } from '../../domain/governed-flow.js';
 import { isOperationStatus } from '../../domain/status.js';
 import { EngineError } from '../../engine/errors.js';
 import { DashboardReads } from '../../store/dashboard-reads.js';
@@ -50,6 +51,11 @@ export function filtersFrom(query: Record<string, unknown>): { filters: ListFilt
     stalled: query.stalled === 'true' ? 'true' : undefined,
   };
   return { filters, dropped };
+}
+
+async function governanceAgentOf(deps: UiDeps, tenantId: string, operation: OperationRow) {
+  const state = parseGovernance(operation.governance);
+  return state ? deps.store.agents.getForTenant(tenantId, state.agent_id) : undefined;
 }
 
 export function operationsPages(app: FastifyInstance, deps: UiDeps): void {
@@ -103,7 +109,7 @@ export function operationsPages(app: FastifyInstance, deps: UiDeps): void {
   app.get('/operations/:id', { preHandler: session }, async (req, reply) => {
     const auth = req.auth!;
     const { id } = req.params as { id: string };
-    const live = isFragmentRequest(req) ? '' : await liveUrl(req, deps, id);
+    const live = isFragmentRequest(req) ? '' : await liveUrl(req, deps, { operation: id });
     const operation = id.length <= 100 ? await deps.store.operations.getForTenant(auth.tenantId, id) : undefined;
     if (!operation) {
       const page = messagePage({ title: 'Operation not found', message: `There is no operation ${id} in tenant ${auth.tenantName}.`, link: { href: '/operations', text: 'All operations' } });
@@ -113,6 +119,7 @@ export function operationsPages(app: FastifyInstance, deps: UiDeps): void {
       operation,
       events: await deps.store.operations.events(operation.id),
       agent: await deps.store.agents.getForTenant(auth.tenantId, operation.agent_id),
+      governanceAgent: await governanceAgentOf(deps, auth.tenantId, operation),
       children: await deps.store.operations.childrenOf(operation.id),
       now: deps.clock.now(),
       csrf: req.uiSession!.csrf,

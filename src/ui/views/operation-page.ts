@@ -2,8 +2,10 @@
 import { presentOperation } from '../../api/present.js';
 import { TERMINAL_STATUSES, type OperationStatus } from '../../domain/status.js';
 import type { AgentRow, EventRow, OperationRow } from '../../store/index.js';
+import { parseGovernance } from '../../domain/governed-flow.js';
 import { shortId, statusBadge, utc, when } from '../format.js';
 import { html, type SafeHtml } from '../html.js';
+import { governancePanel } from './governance-panel.js';
 import { timeInStatus } from './operations-list.js';
 import { timeline } from './timeline.js';
 
@@ -11,6 +13,8 @@ export interface OperationView {
   operation: OperationRow;
   events: EventRow[];
   agent?: AgentRow;
+  /** The governance agent of a governed operation, for its name. */
+  governanceAgent?: AgentRow;
   children: OperationRow[];
   now: number;
   csrf: string;
@@ -58,11 +62,17 @@ function cancelPanel(v: OperationView): SafeHtml {
 </details>`;
 }
 
+/** A campaign's buys have the campaign as their parent (ids `cmp_…`, src/engine/governance/campaigns.ts). */
+function parentLink(parentId: string): SafeHtml {
+  if (parentId.startsWith('cmp_')) return html`campaign <a href="/campaigns/${parentId}">${shortId(parentId)}</a>`;
+  return html`<a href="/operations/${parentId}">${shortId(parentId)}</a>`;
+}
+
 function related(v: OperationView): SafeHtml {
   const o = v.operation;
   if (!o.parent_id && v.children.length === 0) return html``;
   return html`<section aria-labelledby="related-title"><h2 id="related-title">Related operations</h2><ul class="related">
-  ${o.parent_id ? html`<li>Started on behalf of <a href="/operations/${o.parent_id}">${shortId(o.parent_id)}</a></li>` : ''}
+  ${o.parent_id ? html`<li>Started on behalf of ${parentLink(o.parent_id)}</li>` : ''}
   ${v.children.map((c) => html`<li><a href="/operations/${c.id}">${shortId(c.id)}</a> <code>${c.type}</code> ${statusBadge(c.status)}</li>`)}
 </ul></section>`;
 }
@@ -72,6 +82,7 @@ export function operationRegion(v: OperationView): SafeHtml {
   const o = v.operation;
   const shown = presentOperation(o);
   const ended = TERMINAL_STATUSES.has(o.status as OperationStatus);
+  const governed = parseGovernance(o.governance);
   return html`<div class="op-head">
   <h1><code>${o.type}</code> ${statusBadge(o.status)}</h1>
   <p class="op-id">Operation <code>${o.id}</code> <button type="button" class="copy" data-copy-text="${o.id}" aria-label="Copy operation id">Copy id</button></p>
@@ -79,6 +90,7 @@ export function operationRegion(v: OperationView): SafeHtml {
 <p class="waited" data-waited>${ended ? `Ended ${o.status}, ${timeInStatus(o, v.now)}.` : `${o.status} ${timeInStatus(o, v.now)} (started ${utc(o.created_at)}).`}</p>
 ${o.stalled === 1 ? html`<p class="notice notice-warn" role="status"><strong>Stalled:</strong> ${o.stalled_reason ?? 'its deadline passed'}. Reconciling continues at a slower pace until a person cancels it.</p>` : ''}
 ${v.answer ?? ''}
+${governed ? governancePanel(governed, { now: v.now, operationEnded: ended, agentName: v.governanceAgent?.name }) : ''}
 <dl class="facts">
   ${fact('Agent', v.agent ? html`${v.agent.name} <span class="muted">(${v.agent.protocol})</span>` : o.agent_id)}
   ${fact('Seller task id', o.task_id ? html`<code>${o.task_id}</code>` : null)}
