@@ -1,17 +1,26 @@
 /**
- * Polls dispatched per second with 100,000 `submitted` operations due
- * (DESIGN.md §11: ≥ 5,000/s against a local seller).
+ * Polls dispatched and applied per second with 100,000 `submitted` operations due
+ * (DESIGN.md §11: ≥ 0.5× a bare loop polling the same seller over the same
+ * transport at the same concurrency, and ≥ 5,000/s).
  *
- * The real Scheduler + OperationService from createApp (default concurrency 64,
- * SQLite WAL + synchronous=FULL), against bench/lib/fast-seller.ts — a minimal
- * raw JSON-RPC MCP seller in its OWN process (not the SDK sandbox seller, whose
- * per-request MCP server would measure the seller rather than us). Each poll is
- * claim (batched UPDATE … RETURNING) + get_task_status over MCP + apply
- * (lease-checked write transaction). 90 % of replies are `submitted` again
- * (next poll scheduled), 10 % `completed`.
+ * Ours: the real Scheduler + OperationService from createApp (SQLite WAL +
+ * synchronous=FULL), each poll a claim (batched), a get_task_status over MCP and
+ * a lease-checked durable write. Baseline: in this same process, CONCURRENCY
+ * workers that each POST the same JSON-RPC `tools/call get_task_status` to the
+ * same seller with node:http on kept-alive connections and parse the reply — no
+ * database, no MCP client library. (node:http, the fastest bare client here:
+ * Node's fetch is 4-8× slower on this path, which would flatter the ratio.) Rounds alternate (baseline, ours, baseline,
+ * ours, ...) so both see the same machine. The seller is bench/lib/fast-seller.ts
+ * in its own process (90 % of replies `submitted`, 10 % `completed`).
+ * The scheduler's restart ramp (ADCP_ORCH_WARMUP_MS) is off: the figure is the
+ * steady rate, not the deliberate slow start after a restart.
  *
- *   npx tsx bench/poll-dispatch.ts [--ops 100000] [--seconds 45] [--concurrency 64]
+ * Also, informational: the same bare loop with fetch, and through the MCP SDK
+ * client, to show what those clients themselves cost.
+ *
+ *   npx tsx bench/poll-dispatch.ts [--ops 100000] [--seconds 20] [--rounds 2] [--concurrency 64] [--profile-ours out.cpuprofile]
  */
+import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import { fmt, log, machineLine, nextMessage, percentile, printResults, send, sleep, spawnTs } from './lib/common.js';
@@ -19,22 +28,32 @@ import { addAgent, seedOperations, startBenchApp } from './lib/orchestrator.js';
 import { enableSqlTiming, sqlTimingReport } from './lib/sql-timing.js';
 
 const { values } = parseArgs({
-  options: { ops: { type: 'string', default: '100000' }, seconds: { type: 'string', default: '45' }, concurrency: { type: 'string', default: '64' } },
+  options: {
+    ops: { type: 'string', default: '100000' },
+    seconds: { type: 'string', default: '20' },
+    rounds: { type: 'string', default: '2' },
+    concurrency: { type: 'string', default: '64' },
+    // Writes a .cpuprofile of this process covering only our rounds (not the bare loops).
+    'profile-ours': { type: 'string' },
+  },
 });
 const OPS = Number(values.ops);
-const SECONDS = Number(values.seconds);
+const ROUNDS = Number(values.rounds);
 const CONCURRENCY = Number(values.concurrency);
+/** Each round of each side lasts this long. */
+const ROUND_MS = (Number(values.seconds) * 1000) / (2 * ROUNDS);
 if (process.env.BENCH_SQL_TIMING === '1') enableSqlTiming();
 
 log(`machine: ${machineLine()}`);
+const loadBefore = machineLine();
 const seller = spawnTs('bench/lib/fast-seller.ts');
 const { url: sellerUrl } = await nextMessage<{ url: string }>(seller, (m) => 'url' in m);
 
 const bench = await startBenchApp({
   listen: false,
   concurrency: CONCURRENCY,
-  // Re-polls far away: every operation is polled once in the window.
-  env: { ADCP_ORCH_POLL_INTERVAL_MS: '600000', ADCP_ORCH_CALL_TIMEOUT_MS: '10000' },
+  // Re-polls far away: every operation is polled once in the run.
+  env: { ADCP_ORCH_POLL_INTERVAL_MS: '600000', ADCP_ORCH_CALL_TIMEOUT_MS: '10000', ADCP_ORCH_WARMUP_MS: '0' },
 });
 const agentId = await addAgent(bench, sellerUrl);
 const now = Date.now();
@@ -49,11 +68,11 @@ const seeded = seedOperations(bench.dbPath, {
 });
 log(`seeded ${fmt(OPS)} due operations in ${seeded.seconds.toFixed(1)} s (${fmt(OPS / seeded.seconds)} rows/s)`);
 
-// Count finished claimed work (the scheduler calls operations.runClaimed for each claimed row).
+// ---- ours: count finished claimed work (the scheduler calls operations.runClaimed per claimed row) ----
 const ops = bench.app.operations;
 const original = ops.runClaimed.bind(ops);
-const doneAt: number[] = [];
 const durations: number[] = [];
+let finished = 0;
 let failures = 0;
 ops.runClaimed = async (row) => {
   const t0 = performance.now();
@@ -63,27 +82,128 @@ ops.runClaimed = async (row) => {
     failures++;
     throw err;
   } finally {
-    const t1 = performance.now();
-    durations.push(t1 - t0);
-    doneAt.push(t1);
+    durations.push(performance.now() - t0);
+    finished++;
   }
 };
 
-const started = performance.now();
-await bench.app.listen();
-const deadline = started + SECONDS * 1000;
-while (performance.now() < deadline && doneAt.length < OPS) await sleep(200);
-const elapsed = (performance.now() - started) / 1000;
-const done = doneAt.length;
-await bench.app.scheduler.stop();
+const { Session } = await import('node:inspector/promises');
+const profiler = values['profile-ours'] ? new Session() : undefined;
+if (profiler) {
+  profiler.connect();
+  await profiler.post('Profiler.enable');
+}
 
-// Steady state: completions between 2 s after start and the last completion.
-const steadyFrom = started + 2000;
-const steady = doneAt.filter((t) => t >= steadyFrom);
-const steadyRate = steady.length > 1 ? steady.length / ((steady[steady.length - 1] - steadyFrom) / 1000) : NaN;
+async function oursRound(ms: number): Promise<{ done: number; seconds: number }> {
+  if (profiler) await profiler.post('Profiler.start');
+  try {
+    return await oursRoundUnprofiled(ms);
+  } finally {
+    if (profiler) {
+      const { profile } = await profiler.post('Profiler.stop');
+      const { writeFileSync } = await import('node:fs');
+      // One file per round, numbered: summarise any of them with scripts/cpu-profile-top.mjs.
+      writeFileSync(`${values['profile-ours']}.${++profiledRounds}`, JSON.stringify(profile));
+    }
+  }
+}
+let profiledRounds = 0;
+
+async function oursRoundUnprofiled(ms: number): Promise<{ done: number; seconds: number }> {
+  const before = finished;
+  const t0 = performance.now();
+  bench.app.scheduler.start();
+  while (performance.now() - t0 < ms && finished < OPS) await sleep(50);
+  // Work in flight when the round ends still counts, and so does the time it takes to finish.
+  await bench.app.scheduler.stop();
+  return { done: finished - before, seconds: (performance.now() - t0) / 1000 };
+}
+
+// ---- baseline: a bare loop over the same transport ----
+let rpcId = 0;
+let bareChecksFailed = 0;
+const bareAgent = new http.Agent({ keepAlive: true });
+const target = new URL(sellerUrl);
+const pollBody = (i: number) =>
+  JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method: 'tools/call', params: { name: 'get_task_status', arguments: { task_id: `task_bare_${i}`, include_result: true } } });
+const checkBare = (body: { result?: { structuredContent?: { status?: string } } }) => {
+  if (typeof body.result?.structuredContent?.status !== 'string') bareChecksFailed++;
+};
+function barePoll(i: number): Promise<void> {
+  const body = pollBody(i);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      target,
+      { method: 'POST', agent: bareAgent, headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          checkBare(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+          resolve();
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+async function fetchPoll(i: number): Promise<void> {
+  const res = await fetch(sellerUrl, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: pollBody(i) });
+  checkBare((await res.json()) as never);
+}
+
+type Poller = (i: number) => Promise<void>;
+async function loopRound(poll: Poller, ms: number): Promise<{ done: number; seconds: number }> {
+  let done = 0;
+  const t0 = performance.now();
+  const end = t0 + ms;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async (_, w) => {
+      for (let k = 0; performance.now() < end; k++) {
+        await poll(w * 1_000_000 + k);
+        done++;
+      }
+    }),
+  );
+  return { done, seconds: (performance.now() - t0) / 1000 };
+}
+
+// ---- informational: the same loop through the MCP SDK client ----
+const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+const { CallToolResultSchema } = await import('@modelcontextprotocol/sdk/types.js');
+const sdkClient = new Client({ name: 'bench-bare', version: '0.0.0' });
+// Per-request signals (src/adcp/request-signal.ts), as our transport does: the SDK's session-wide one collects listeners.
+const { fetchWithRequestSignal } = await import('../src/adcp/request-signal.js');
+await sdkClient.connect(new StreamableHTTPClientTransport(new URL(sellerUrl), { fetch: fetchWithRequestSignal() }));
+const sdkPoll: Poller = async (i) => {
+  const r = await sdkClient.request({ method: 'tools/call', params: { name: 'get_task_status', arguments: { task_id: `task_sdk_${i}`, include_result: true } } }, CallToolResultSchema);
+  if (typeof (r.structuredContent as { status?: unknown } | undefined)?.status !== 'string') bareChecksFailed++;
+};
+
+// Warm the loops a little (their polls reach the seller too: counted out below).
+const warmPolls = (await loopRound(barePoll, 500)).done + (await loopRound(fetchPoll, 300)).done + (await loopRound(sdkPoll, 300)).done;
+const tally = { bare: { done: 0, seconds: 0 }, fetch: { done: 0, seconds: 0 }, sdk: { done: 0, seconds: 0 }, ours: { done: 0, seconds: 0 } };
+const add = (t: { done: number; seconds: number }, r: { done: number; seconds: number }) => ((t.done += r.done), (t.seconds += r.seconds));
+for (let r = 0; r < ROUNDS && finished < OPS; r++) {
+  const b = await loopRound(barePoll, ROUND_MS);
+  add(tally.bare, b);
+  const f = await loopRound(fetchPoll, ROUND_MS / 4);
+  add(tally.fetch, f);
+  const s = await loopRound(sdkPoll, ROUND_MS / 4);
+  add(tally.sdk, s);
+  const o = await oursRound(ROUND_MS);
+  add(tally.ours, o);
+  log(`round ${r + 1}: bare ${fmt(b.done / b.seconds)}/s, bare with fetch ${fmt(f.done / f.seconds)}/s, bare via MCP SDK client ${fmt(s.done / s.seconds)}/s, ours ${fmt(o.done / o.seconds)}/s`);
+}
+await sdkClient.close();
+bareAgent.destroy();
+
+// ---- correctness: every finished poll applied, nothing left leased ----
 const db = bench.app.store.db.kysely;
 const { rows } = await sql<{ polled: number; completed: number; leased: number }>`
-  SELECT (SELECT count(*) FROM operations WHERE poll_count > 0) AS polled,
+  SELECT (SELECT count(*) FROM operations WHERE poll_count > 0 OR status <> 'submitted') AS polled,
          (SELECT count(*) FROM operations WHERE status = 'completed') AS completed,
          (SELECT count(*) FROM operations WHERE lease_owner IS NOT NULL) AS leased`.execute(db);
 send(seller, { cmd: 'stats' });
@@ -92,13 +212,27 @@ send(seller, { cmd: 'stop' });
 if (process.env.BENCH_SQL_TIMING === '1') log(sqlTimingReport());
 await bench.close();
 
-const rate = done / elapsed;
-printResults(`poll-dispatch (${machineLine()}; ${fmt(OPS)} submitted operations due; scheduler concurrency ${CONCURRENCY}; seller: bench fast MCP seller, separate process)`, [
-  { figure: 'polls dispatched+applied per second (whole run)', value: `${fmt(rate)}/s`, target: '≥ 5,000/s', pass: rate >= 5000 },
-  { figure: 'steady state (after the first 2 s)', value: `${fmt(steadyRate)}/s` },
-  { figure: 'claimed work finished / seconds', value: `${fmt(done)} / ${elapsed.toFixed(1)} s${done < OPS ? ' (time bound hit)' : ''}` },
-  { figure: 'one claimed poll, p50 / p99 (call + apply)', value: `${percentile(durations, 50).toFixed(1)} / ${percentile(durations, 99).toFixed(1)} ms` },
-  { figure: 'check: seller polls / DB rows polled / completed', value: `${fmt(stats.polls)} / ${fmt(rows[0].polled)} / ${fmt(rows[0].completed)}` },
-  { figure: 'check: failures / rows still leased', value: `${failures} / ${rows[0].leased}` },
-]);
+const bareRate = tally.bare.done / tally.bare.seconds;
+const sdkRate = tally.sdk.done / tally.sdk.seconds;
+const fetchRate = tally.fetch.done / tally.fetch.seconds;
+const oursRate = tally.ours.done / tally.ours.seconds;
+const ratio = oursRate / bareRate;
+const sellerPollsByUs = stats.polls - tally.bare.done - tally.fetch.done - tally.sdk.done - warmPolls;
+const { polled, completed, leased } = rows[0];
+printResults(
+  `poll-dispatch (${loadBefore}; ${fmt(OPS)} submitted operations due; concurrency ${CONCURRENCY}; ${ROUNDS} alternating rounds of ${(ROUND_MS / 1000).toFixed(1)} s; seller: bench fast MCP seller, separate process)`,
+  [
+    { figure: 'baseline: bare node:http loop, same seller, MCP JSON-RPC', value: `${fmt(bareRate)}/s` },
+    { figure: 'informational: the bare loop with fetch', value: `${fmt(fetchRate)}/s (${(fetchRate / bareRate).toFixed(2)}× bare)` },
+    { figure: 'informational: the bare loop through the MCP SDK client', value: `${fmt(sdkRate)}/s (${(sdkRate / bareRate).toFixed(2)}× bare)` },
+    { figure: 'ours: polls dispatched + applied', value: `${fmt(oursRate)}/s`, target: '≥ 5,000/s', pass: oursRate >= 5000 },
+    { figure: 'ratio ours / baseline', value: `${ratio.toFixed(2)}×`, target: '≥ 0.5×', pass: ratio >= 0.5 },
+    { figure: 'one claimed poll, p50 / p99 (call + apply)', value: `${percentile(durations, 50).toFixed(1)} / ${percentile(durations, 99).toFixed(1)} ms` },
+    { figure: 'check: every finished poll applied (rows polled or ended = finished)', value: `${fmt(polled)} / ${fmt(finished)}`, target: 'equal', pass: polled === finished },
+    { figure: 'check: seller saw ≥ one poll per applied row', value: `${fmt(sellerPollsByUs)} ≥ ${fmt(polled)}`, target: '≥', pass: sellerPollsByUs >= polled },
+    { figure: 'check: completed rows (every 10th task)', value: fmt(completed) },
+    { figure: 'check: failures / rows still leased', value: `${failures} / ${leased}`, target: '0 / 0', pass: failures === 0 && leased === 0 },
+    { figure: 'check: bare replies without a status', value: String(bareChecksFailed), target: '0', pass: bareChecksFailed === 0 },
+  ],
+);
 process.exit(0);

@@ -4,8 +4,9 @@
  *
  * Seeds a SQLite file with 1,000,000 pending `submitted` operations (1 % of them
  * due now, the rest over the next 24 h), then several times: spawns
- * `node bin/adcp-orchestrator.js serve --db sqlite:<file>` (the CLI, through tsx
- * as shipped) and measures from spawn to /readyz 200 and to the first
+ * `node bin/adcp-orchestrator.js serve --db sqlite:<file>` (as `npm start` runs it:
+ * node on the bin, which runs the build `npm install` made with the `prepare` script)
+ * and measures from spawn to /readyz 200 and to the first
  * get_task_status reaching a local seller (bench fast MCP seller, in this
  * process, same clock). Separately: time to `--help` (Node start + tsx + loading
  * the CLI's modules, no database) and a bare `node -e 0`.
@@ -49,11 +50,12 @@ function timeCommand(args: string[], env: Record<string, string> = {}): number {
 }
 
 log(`machine: ${machineLine()}`);
-// The shipped build (`npm run build`, which bin/adcp-orchestrator.js prefers when it is not
-// older than src/), and, for comparison, the same CLI from its sources through tsx.
+// What `npm install` / `npm ci` leave behind: their `prepare` script builds dist/, which
+// bin/adcp-orchestrator.js (what `npm start` runs) prefers when it is not older than src/.
+// For comparison, the same CLI from its sources through tsx.
 const t0Build = wall();
-const built = spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: REPO_ROOT, stdio: 'ignore' });
-if (built.status !== 0) throw new Error('npm run build failed');
+const built = spawnSync(process.execPath, ['scripts/prepare.mjs'], { cwd: REPO_ROOT, stdio: 'ignore' });
+if (built.status !== 0) throw new Error('the prepare script (build) failed');
 const buildMs = wall() - t0Build;
 timeCommand([BIN, '--help']); // warm the OS file cache
 const nodeOnly = median([0, 1, 2].map(() => timeCommand(['-e', '0'])));

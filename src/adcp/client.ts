@@ -22,6 +22,8 @@ export interface AdcpClientOptions {
   callTimeoutMs?: number;
   /** Deadline for polls and lists without `timeoutMs`. */
   pollTimeoutMs?: number;
+  /** MCP polls through the lean path (mcp-lean-poll.ts), the SDK client as fallback. Default true. */
+  leanPolls?: boolean;
 }
 
 type Step<T> = (signal: AbortSignal, timeoutMs: number, onHttpFailure: (f: HttpFailure) => void) => Promise<T>;
@@ -47,7 +49,7 @@ async function withDeadline<T>(timeoutMs: number, step: Step<T>): Promise<T> {
 export function createAdcpClient(options: AdcpClientOptions = {}): AdcpClient {
   const callTimeoutMs = options.callTimeoutMs ?? 300_000;
   const pollTimeoutMs = options.pollTimeoutMs ?? 30_000;
-  const mcp = new McpTransport();
+  const mcp = new McpTransport({ leanPolls: options.leanPolls });
   const a2a = new A2aTransport();
 
   async function send(
@@ -96,7 +98,11 @@ export function createAdcpClient(options: AdcpClientOptions = {}): AdcpClient {
       return withDeadline(opts?.timeoutMs ?? pollTimeoutMs, async (signal, ms, onHttp) => {
         // 3.1+ name when offered; 3.0.26 sellers answer `tasks/get` (PROTOCOL.md §0, §3).
         const tool = (await advertised(agent, signal)).has('get_task_status') ? 'get_task_status' : 'tasks/get';
-        const raw = await send(agent, tool, { task_id: taskId, include_result: true }, signal, ms, onHttp);
+        const args = { task_id: taskId, include_result: true };
+        const raw: RawReply =
+          agent.protocol === 'mcp'
+            ? { protocol: 'mcp', result: await mcp.pollTool(agent, tool, args, signal, ms, onHttp) }
+            : await send(agent, tool, args, signal, ms, onHttp);
         return taskReplyFromPoll(tool, protocolPayload(raw, tool), taskId);
       });
     },

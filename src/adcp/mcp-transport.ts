@@ -22,6 +22,7 @@ import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.
 import { readHttpFailure, type HttpFailure } from './http-failure.js';
 import { fetchWithRequestSignal } from './request-signal.js';
 import type { McpToolResult } from './extract-mcp.js';
+import { LeanMcpPoller } from './mcp-lean-poll.js';
 import type { AgentEndpoint } from './types.js';
 
 /** Per-call slot where the fetch wrapper leaves the HTTP error response it saw. */
@@ -48,6 +49,7 @@ function authHeaders(token: string | undefined): Record<string, string> {
 
 interface Session {
   client: Client;
+  transport: StreamableHTTPClientTransport;
   tools?: Promise<Set<string>>;
   /** Calls still running on this session. */
   inFlight: number;
@@ -57,6 +59,12 @@ interface Session {
 
 export class McpTransport {
   private readonly sessions = new Map<string, Promise<Session>>();
+  /** The lean path for polls (mcp-lean-poll.ts); off: every poll goes through the SDK client. */
+  private readonly lean: LeanMcpPoller | undefined;
+
+  constructor(opts: { leanPolls?: boolean } = {}) {
+    this.lean = opts.leanPolls === false ? undefined : new LeanMcpPoller();
+  }
 
   private key(agent: AgentEndpoint): string {
     // The token is hashed so it never sits in a map key that might get logged.
@@ -75,7 +83,7 @@ export class McpTransport {
           fetch: capturingFetch,
         });
         await client.connect(transport);
-        return { client, inFlight: 0, retired: false };
+        return { client, transport, inFlight: 0, retired: false };
       })();
       // A failed connect must not poison the cache for the next call.
       pending.catch(() => this.sessions.delete(key));
@@ -147,6 +155,42 @@ export class McpTransport {
     }
   }
 
+  /**
+   * A poll (`get_task_status` / `tasks/get`, read-only): the lean path first, on the
+   * session the SDK client opened; whatever it does not handle as a plain success goes
+   * again through `callTool`, so failures are seen and mapped exactly as before.
+   */
+  async pollTool(
+    agent: AgentEndpoint,
+    name: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    timeoutMs: number,
+    onHttpFailure: (failure: HttpFailure) => void,
+  ): Promise<McpToolResult> {
+    if (this.lean) {
+      const result = await this.leanPoll(this.lean, agent, name, args, signal).catch((err) => {
+        if (signal.aborted) throw err; // our deadline: not sent again
+        return undefined;
+      });
+      if (result) return result;
+    }
+    return this.callTool(agent, name, args, signal, timeoutMs, onHttpFailure);
+  }
+
+  private async leanPoll(lean: LeanMcpPoller, agent: AgentEndpoint, name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<McpToolResult | undefined> {
+    const session = await abortable(this.session(agent), signal);
+    if (session.retired) return undefined;
+    session.inFlight++;
+    try {
+      const { sessionId, protocolVersion } = session.transport;
+      return await lean.call(new URL(agent.url), { sessionId, protocolVersion, headers: authHeaders(agent.authToken) }, name, args, signal);
+    } finally {
+      session.inFlight--;
+      if (session.retired && session.inFlight === 0) session.client.close().catch(() => {});
+    }
+  }
+
   /** Names of the tools the agent lists (cached per session; a failed listing is not cached). */
   async toolNames(agent: AgentEndpoint, signal: AbortSignal): Promise<Set<string>> {
     const pending = this.session(agent);
@@ -168,6 +212,7 @@ export class McpTransport {
   }
 
   async close(): Promise<void> {
+    this.lean?.close();
     const all = [...this.sessions.values()];
     this.sessions.clear();
     await Promise.all(all.map((p) => p.then((s) => s.client.close()).catch(() => {})));

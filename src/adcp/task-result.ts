@@ -96,6 +96,15 @@ function schemas(): Loaded {
   return loaded;
 }
 
+/**
+ * Loads the SDK's response schemas now rather than at the first reply that needs them
+ * (the synchronous require takes 0.25–1.6 s on a busy machine, which would land on that
+ * first webhook or poll). `serve` calls it shortly after it is ready.
+ */
+export function warmResultSchemas(): void {
+  schemas();
+}
+
 function responseSchema(taskType: string): ResultSchema | undefined {
   // Don't load the module for a task it has nothing for.
   return hasResultSchema(taskType) ? schemas().byTask.get(taskType) : undefined;

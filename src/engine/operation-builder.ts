@@ -54,6 +54,13 @@ export interface BuildOptions {
   leaseMs: number;
   /** ADCP_ORCH_INPUT_REMINDER_MS: a held operation's only timer is its request's clock. */
   inputReminderMs?: number;
+  /**
+   * Set when the creator sends a claimed row at once (the call's timeout): the row is
+   * stored already marked `calling_adcp`, with the resend timer a mark would set, so the
+   * send waits for one commit, not two. A crash after this insert leaves an ambiguous
+   * send that is resent with the same key and bytes, exactly as after a separate mark.
+   */
+  sendingNowTimeoutMs?: number;
 }
 
 export interface BuiltOperation {
@@ -99,7 +106,12 @@ export function buildOperation(
   // Due at once: the first thing to do is send it. A held buy is sent only by a person's
   // approval; its timer is its request's clock (reminders, expiry), which never sends.
   // A governed one starts at its check: it is sent only once approved.
-  const timer = held ? heldTimer(input.hold!, reminderPolicyOf(options)) : { next_check_at: now, check_kind: governed ? CHECK_STEP : 'send' };
+  const sendingNow = leased && !governed && options.sendingNowTimeoutMs !== undefined;
+  const timer = held
+    ? heldTimer(input.hold!, reminderPolicyOf(options))
+    : sendingNow
+      ? { status: 'calling_adcp', next_check_at: now + options.sendingNowTimeoutMs! + 5_000, check_kind: 'send' }
+      : { next_check_at: now, check_kind: governed ? CHECK_STEP : 'send' };
   const row = newOperationRow(
     { id, tenant_id: input.tenantId, agent_id: agent.id, type: input.task, idempotency_key: idempotencyKey, request_body: new RequestSealer(secrets).seal(params), created_at: now },
     {
@@ -122,6 +134,7 @@ export function buildOperation(
     { source: 'user', kind: 'created', to: 'requested', at: now, actor: input.actor, ...(input.parentId ? { detail: { parent_id: input.parentId } } : {}) },
   ];
   if (held) events.push({ source: 'user', kind: 'input_requested', from: 'requested', to: 'requested', at: now, detail: { input_request: input.hold } });
+  if (sendingNow) events.push({ source: 'call', kind: 'transition', from: 'requested', to: 'calling_adcp', at: now });
   return { row, params, events };
 }
 

@@ -2,36 +2,41 @@
  * The operation service: creates operations durably, sends them, polls them and
  * folds every observation into the stored state.
  *
- * Order of events for a new operation: the row is stored as `requested` with a
- * timer due now (so a crash before sending still gets it sent), then claimed and
- * sent. Before the bytes leave it is marked `calling_adcp` with a timer at the
- * call timeout: a crash mid-call leaves an ambiguous send that the scheduler
- * resends with the same idempotency key and identical bytes.
+ * Order of events for a new operation sent at once (createAndStart): the row is
+ * stored leased by us and already marked `calling_adcp`, with a timer at the call
+ * timeout, in one commit; then the bytes leave. A crash after that commit leaves
+ * an ambiguous send that the scheduler resends with the same idempotency key and
+ * identical bytes. Work the scheduler claims (a resend, a row stored `requested`
+ * by `create`) is marked `calling_adcp` in its own commit before the call.
  */
 import type { Logger } from 'pino';
 import { requiresIdempotencyKey } from '../adcp/task-kinds.js';
 import { AdcpTransportError, type AdcpClient, type AdcpError, type TaskReply } from '../adcp/types.js';
 import { isTerminal, type OperationStatus } from '../domain/status.js';
 import { retryDelayMs } from '../domain/timing.js';
-import type { Store, OperationRow, Lease, EventRow } from '../store/index.js';
-import { buildOperation, requestFingerprint, type CreateOperationInput } from './operation-builder.js';
-import type { MutateResult, MutationPlan, NewEvent, OperationPatch } from '../store/operations-repo.js';
+import type { Store, OperationRow, Lease } from '../store/index.js';
+import type { BuildOptions, CreateOperationInput } from './operation-builder.js';
+import { insertOperation, type CreationDeps } from './operation-creation.js';
+import { describeError, errorKind, isRetryableSendFailure, leaseOf, releasedLease, replyToObservation } from './call-outcomes.js';
+import { recordObservationMetrics } from './observation-metrics.js';
+import type { MutateResult, MutationPlan } from '../store/operations-repo.js';
 import type { SecretBox } from '../store/secret-box.js';
 import { RequestSealer } from './sealed-request.js';
 import { endpointFor } from './agent-endpoints.js';
 import { lookUpMediaBuy, type LookupVerdict } from './media-buy-lookup.js';
 import type { ChangeBus } from './change-bus.js';
 import type { Clock } from './clock.js';
-import { EngineError, notFound } from './errors.js';
+import { notFound } from './errors.js';
 import type { Metrics } from './metrics.js';
 import { BrokenCircuitError, type AgentBreakers } from './breakers.js';
-import { planObservation, STALLED_SLOWDOWN, type ObservationOutcome, type TaskObservation, type TimingPolicy } from './observation-plan.js';
+import { planObservation, type ObservationOutcome, type TaskObservation, type TimingPolicy } from './observation-plan.js';
 import type { Tx } from '../store/tx.js';
-import { isUniqueViolation } from '../store/db.js';
+import { callingMarkPlan, giveUpPlan } from './work-plans.js';
 import { INPUT_TIMER_CHECK, withInputExpiry, type InputTimers } from './input-timers.js';
 import type { GovernanceHooks } from './governance/hooks.js';
 
 export type { CreateOperationInput, WebhookMode } from './operation-builder.js';
+export { isAgentFailure, replyToObservation } from './call-outcomes.js';
 
 export interface EngineOptions extends TimingPolicy {
   publicUrl?: string;
@@ -65,7 +70,10 @@ export class OperationService {
     readonly inputTimers: InputTimers,
   ) {
     this.requests = new RequestSealer(secrets);
+    this.creation = { store, secrets, bus, metrics, clock, requests: this.requests };
   }
+
+  private readonly creation: CreationDeps;
 
   /** Lease long enough to cover one call plus writing its outcome. */
   get leaseMs(): number {
@@ -73,46 +81,24 @@ export class OperationService {
   }
 
   async create(input: CreateOperationInput): Promise<OperationRow> {
-    return (await this.insertOperation(input, false)).row;
+    return (await insertOperation(this.creation, input, this.buildOptions(), false)).row;
   }
 
-  /** Stores the operation; `inserted` is false when the same (agent, idempotency_key) already had one. */
-  private async insertOperation(input: CreateOperationInput, claim: boolean): Promise<{ row: OperationRow; inserted: boolean }> {
-    const agent = await this.store.agents.getForTenant(input.tenantId, input.agentId);
-    if (!agent) throw new EngineError('agent_not_found', `agent ${input.agentId} not found`, 404);
-    const { row, params, events: creation } = buildOperation(input, agent, this.secrets, { ...this.options, leaseMs: this.leaseMs }, this.clock.now(), claim);
-    let written;
-    try {
-      written = await this.store.operations.insert(row, creation);
-    } catch (err) {
-      if (!isUniqueViolation(err)) throw err;
-      return { row: await this.existingFor(row, params), inserted: false };
-    }
-    this.bus.publish({ operation: row, ...written });
-    this.metrics.transition(row.type, 'none', 'requested', 'user');
-    return { row, inserted: true };
-  }
-
-  /** The operation already holding this (agent, idempotency_key): the same request is the same operation. */
-  private async existingFor(attempted: OperationRow, params: Record<string, unknown>): Promise<OperationRow> {
-    const existing = await this.store.operations.findByIdempotencyKey(attempted.agent_id, attempted.idempotency_key);
-    if (!existing || existing.tenant_id !== attempted.tenant_id) {
-      throw new EngineError('idempotency_conflict', 'this idempotency_key is already in use', 409);
-    }
-    // Compare what the seller would compare: the request without our per-attempt parts.
-    if (existing.type !== attempted.type || requestFingerprint(this.requests.open(existing.request_body)) !== requestFingerprint(params)) {
-      throw new EngineError('idempotency_conflict', 'this idempotency_key was used for a different request', 409);
-    }
-    return existing;
+  private buildOptions(sendingNow = false): BuildOptions {
+    return { ...this.options, leaseMs: this.leaseMs, ...(sendingNow ? { sendingNowTimeoutMs: this.options.callTimeoutMs } : {}) };
   }
 
   /** Creates, then sends at once and waits a little for the first reply, so quick answers come back in the same request. */
   async createAndStart(input: CreateOperationInput): Promise<OperationRow> {
-    const { row, inserted } = await this.insertOperation(input, true);
+    const { row, inserted } = await insertOperation(this.creation, input, this.buildOptions(true), true);
     // An existing operation (the same idempotency key again) is already being driven;
     // a held one waits for a person.
     if (!inserted || input.hold) return row;
-    const first = this.governance?.handles(row.check_kind) ? this.governance.run(row) : this.send(row);
+    const first = this.governance?.handles(row.check_kind)
+      ? this.governance.run(row)
+      : row.status === 'calling_adcp'
+        ? this.call(row, leaseOf(row), undefined) // stored already marked: straight to the wire
+        : this.send(row);
     const sending = first.catch((err) => this.log.error({ err, operation_id: row.id }, 'send failed'));
     await Promise.race([sending, delay(this.options.syncWaitMs)]);
     return (await this.store.operations.get(row.id)) ?? row;
@@ -202,28 +188,15 @@ export class OperationService {
       }
       lookedUp = 'no matching media buy at the seller: resending is safe';
     }
-    const marked = await this.commit(
-      row.id,
-      lease,
-      (current) => ({
-        patch: {
-          // A resend of an operation already known as `unknown` stays `unknown` until a reply says otherwise.
-          ...(current.status === 'unknown' ? {} : { status: 'calling_adcp' }),
-          next_check_at: now + this.options.callTimeoutMs + 5_000,
-          check_kind: 'send',
-          lease_until: now + this.leaseMs,
-        },
-        events:
-          current.status === 'requested'
-            ? [{ source: 'call', kind: 'transition', from: current.status, to: 'calling_adcp' }]
-            : [{ source: 'timer', kind: 'resend', from: current.status, to: current.status, detail: { attempt: current.attempt, ...(lookedUp ? { lookup: lookedUp } : {}) } }],
-        value: null,
-      }),
-      now,
-    );
+    const marked = await this.commit(row.id, lease, (current) => callingMarkPlan(current, now, this.options.callTimeoutMs, this.leaseMs, lookedUp), now);
     if (marked.outcome !== 'applied') return;
     if (before === 'requested') this.metrics.transition(row.type, before, 'calling_adcp', 'call');
+    await this.call(marked.row, lease, args);
+  }
 
+  /** The call itself, on a row already marked `calling_adcp` under `lease`, and its outcome written. */
+  private async call(marked: OperationRow, lease: Lease, args: Record<string, unknown> | undefined): Promise<void> {
+    const row = marked;
     const agent = await this.store.agents.get(row.agent_id);
     if (!agent) {
       await this.observe(row.id, lease, { status: 'failed', source: 'call', error: { code: 'AGENT_NOT_FOUND', message: 'agent was removed' } });
@@ -236,10 +209,10 @@ export class OperationService {
       );
     } catch (err) {
       if (err instanceof BrokenCircuitError) {
-        await this.waitForBreaker(marked.row, this.breakers.retryAt(agent.id, this.clock.now()) ?? this.clock.now() + 1000);
+        await this.waitForBreaker(marked, this.breakers.retryAt(agent.id, this.clock.now()) ?? this.clock.now() + 1000);
         return;
       }
-      await this.onSendFailure(marked.row, lease, agent.name, err);
+      await this.onSendFailure(marked, lease, agent.name, err);
       return;
     }
     this.metrics.agentCall(agent.name, row.type, reply.error ? 'error' : 'ok');
@@ -247,7 +220,7 @@ export class OperationService {
     // A transient AdCP error (RATE_LIMITED, SERVICE_UNAVAILABLE, …) means the request was not
     // carried out: the same key and bytes go again later, never earlier than retry_after.
     if (reply.status === 'failed' && reply.error?.recovery === 'transient' && !reply.taskId) {
-      await this.onSendFailure(marked.row, lease, agent.name, new AdcpTransportError(reply.error.message ?? reply.error.code, 'protocol', undefined, reply.error), false);
+      await this.onSendFailure(marked, lease, agent.name, new AdcpTransportError(reply.error.message ?? reply.error.code, 'protocol', undefined, reply.error), false);
       return;
     }
     await this.observe(row.id, lease, { ...replyToObservation(reply), source: 'call' });
@@ -316,7 +289,7 @@ export class OperationService {
   /** After an observation committed: change notice, metrics, log. */
   async observed(operationId: string, result: MutateResult<ObservationOutcome | 'task_type_conflict' | null>): Promise<void> {
     if (result.outcome === 'applied' && result.events.length > 0) this.bus.publish({ operation: result.row, events: result.events, notifications: result.notifications });
-    if (result.outcome === 'applied') await this.recordObservationMetrics(result.row, result.events, result.value);
+    if (result.outcome === 'applied') await recordObservationMetrics(this.store, this.metrics, result.row, result.events, result.value);
     if (result.outcome === 'lease_lost') this.log.info({ operation_id: operationId }, 'lease lost before writing; discarded');
   }
 
@@ -384,32 +357,7 @@ export class OperationService {
    */
   private async giveUp(row: OperationRow, reason: string): Promise<void> {
     const now = this.clock.now();
-    await this.finish(row.id, leaseOf(row), (current) => {
-      const sending = current.check_kind === 'send';
-      const status = sending && !isTerminal(current.status as OperationStatus) ? 'unknown' : current.status;
-      const events: NewEvent[] = [];
-      if (status !== current.status) events.push({ source: 'timer', kind: 'transition', from: current.status, to: status, detail: { reason } });
-      if (!current.stalled) events.push({ source: 'timer', kind: 'stalled', from: current.status, to: status, detail: { reason } });
-      const retryIn = Math.min(this.options.pollIntervalMs * STALLED_SLOWDOWN, 3_600_000);
-      // Past the replay window a resend is never safe: keep polling if there is a task, else wait for a person.
-      const pastReplayWindow = sending && now - current.created_at > this.options.replayWindowMs;
-      const timer = pastReplayWindow && !current.task_id ? { next_check_at: null, check_kind: null } : {
-        next_check_at: now + retryIn + Math.round(retryIn * 0.2 * this.clock.random()),
-        ...(pastReplayWindow ? { check_kind: 'poll' } : {}),
-      };
-      return {
-        patch: {
-          status,
-          ...(status !== current.status ? { status_since: now } : {}),
-          stalled: 1,
-          stalled_reason: reason,
-          ...timer,
-          attempt: 0,
-        },
-        events,
-        value: null,
-      };
-    });
+    await this.finish(row.id, leaseOf(row), (current) => giveUpPlan(current, reason, now, this.options, this.clock.random));
   }
 
   private async finish(
@@ -437,71 +385,6 @@ export class OperationService {
     return result;
   }
 
-  private async recordObservationMetrics(row: OperationRow, events: EventRow[], outcome: ObservationOutcome | 'task_type_conflict' | null): Promise<void> {
-    for (const e of events) {
-      // Only a second, different terminal is a terminal conflict; a refused result or task type is alarmed by the receiver.
-      if (e.kind === 'conflict' && outcome === 'conflict') this.metrics.conflict(row.type);
-      if (e.kind !== 'transition' || !e.to_status) continue;
-      this.metrics.transition(row.type, e.from_status ?? '', e.to_status, e.source);
-      const leftInput = e.from_status === 'input-required';
-      const ended = isTerminal(e.to_status as OperationStatus);
-      if (!leftInput && !ended) continue;
-      // Durations need the moment a status began: read the history only at these rare points.
-      const history = await this.store.operations.events(row.id);
-      if (leftInput) {
-        const asked = history.filter((h) => h.to_status === 'input-required' && h.id < e.id).pop();
-        if (asked) this.metrics.approvalDuration.observe({ type: row.type }, (e.at - asked.at) / 1000);
-      }
-      if (ended) {
-        const submitted = history.find((h) => h.to_status === 'submitted');
-        if (submitted) this.metrics.asyncDuration.observe({ type: row.type }, (e.at - submitted.at) / 1000);
-      }
-    }
-  }
-}
-
-export function replyToObservation(reply: TaskReply): Omit<TaskObservation, 'source'> {
-  return {
-    status: reply.status,
-    taskId: reply.taskId,
-    contextId: reply.contextId,
-    message: reply.message,
-    timestamp: reply.timestamp,
-    data: reply.data,
-    error: reply.error,
-    a2a: reply.a2a,
-  };
-}
-
-/** Failures that say the agent itself is unwell (they count toward opening its breaker). */
-export function isAgentFailure(err: unknown): boolean {
-  if (!(err instanceof AdcpTransportError)) return false;
-  if (err.kind === 'network' || err.kind === 'timeout') return true;
-  return err.kind === 'http' && (err.httpStatus === undefined || err.httpStatus >= 500);
-}
-
-function isRetryableSendFailure(err: AdcpTransportError | undefined): boolean {
-  if (!err) return true; // an unexpected exception: we cannot know the send did not leave
-  if (err.adcpError?.recovery) return err.adcpError.recovery === 'transient';
-  if (err.kind === 'network' || err.kind === 'timeout') return true;
-  if (err.kind === 'http') return err.httpStatus === undefined || err.httpStatus === 429 || err.httpStatus >= 500;
-  return false;
-}
-
-function leaseOf(row: OperationRow): Lease {
-  return { owner: row.lease_owner ?? '', epoch: row.lease_epoch };
-}
-
-function releasedLease(resetAttempts = true) {
-  return { lease_owner: null, lease_until: null, ...(resetAttempts ? { attempt: 0 } : {}) };
-}
-
-function errorKind(err: unknown): string {
-  return err instanceof AdcpTransportError ? err.kind : 'exception';
-}
-
-function describeError(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 function delay(ms: number): Promise<void> {

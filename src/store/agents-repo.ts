@@ -1,5 +1,6 @@
 /** Registered agents. The bearer token is stored sealed and never leaves this layer unsealed except to call the agent. */
 import { randomUUID } from 'node:crypto';
+import { AgentCache } from './agent-cache.js';
 import type { Db } from './db.js';
 import type { AgentsTable } from './schema.js';
 
@@ -16,7 +17,12 @@ export interface NewAgent {
 }
 
 export class AgentsRepo {
-  constructor(private readonly db: Db) {}
+  /** Rows by id for the hot paths (every send and poll); see agent-cache.ts for how it stays fresh. */
+  private readonly cache: AgentCache;
+
+  constructor(private readonly db: Db) {
+    this.cache = new AgentCache(db.dataVersion);
+  }
 
   async insert(agent: NewAgent, now = Date.now()): Promise<AgentRow> {
     const row: AgentRow = {
@@ -31,15 +37,21 @@ export class AgentsRepo {
       created_at: now,
     };
     await this.db.kysely.insertInto('agents').values(row).execute();
+    this.cache.clear();
     return row;
   }
 
   async get(id: string): Promise<AgentRow | undefined> {
-    return this.db.kysely.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
+    const cached = this.cache.get(id);
+    if (cached) return cached;
+    const row = await this.db.kysely.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
+    if (row) this.cache.put(row);
+    return row;
   }
 
   async getForTenant(tenantId: string, id: string): Promise<AgentRow | undefined> {
-    return this.db.kysely.selectFrom('agents').selectAll().where('id', '=', id).where('tenant_id', '=', tenantId).executeTakeFirst();
+    const row = await this.get(id);
+    return row && row.tenant_id === tenantId ? row : undefined;
   }
 
   async findByUrl(tenantId: string, url: string): Promise<AgentRow | undefined> {
@@ -57,11 +69,13 @@ export class AgentsRepo {
       .set({ url, ...(webhookSigning === undefined ? {} : { webhook_signing: JSON.stringify(webhookSigning) }) })
       .where('id', '=', id)
       .execute();
+    this.cache.clear();
   }
 
   /** Replaces the agent's bearer token (already sealed), or removes it with null. */
   async updateCredentials(id: string, authTokenSealed: string | null): Promise<void> {
     await this.db.kysely.updateTable('agents').set({ auth_token_enc: authTokenSealed }).where('id', '=', id).execute();
+    this.cache.clear();
   }
 
   async list(tenantId: string): Promise<AgentRow[]> {

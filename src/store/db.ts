@@ -18,6 +18,11 @@ export interface Db {
   /** Where it lives, without credentials, for logs. */
   describe: string;
   close(): Promise<void>;
+  /**
+   * SQLite only: `PRAGMA data_version` of our connection, which changes when another
+   * connection (another process, another store on the same file) has committed.
+   */
+  dataVersion?: () => number;
 }
 
 // PostgreSQL returns BIGINT as text to avoid precision loss; our BIGINTs are epoch
@@ -46,7 +51,14 @@ export function openDb(url: string, opts: { poolSize?: number; onIdleConnectionL
     database.pragma('busy_timeout = 10000');
     database.pragma('foreign_keys = ON');
     const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
-    return { kysely, dialect: 'sqlite', describe: `sqlite:${path}`, close: () => kysely.destroy() };
+    const dataVersion = database.prepare('PRAGMA data_version').pluck();
+    return {
+      kysely,
+      dialect: 'sqlite',
+      describe: `sqlite:${path}`,
+      close: () => kysely.destroy(),
+      dataVersion: () => dataVersion.get() as number,
+    };
   }
   if (/^postgres(ql)?:\/\//.test(url)) {
     const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10 });

@@ -67,6 +67,12 @@ async function serve(config: Config, sandbox: boolean): Promise<void> {
   app.instances.onSuperseded(() => void shutdown('superseded', 1));
   // A refused start (the SQLite file is served by another live process) ends here with its message, exit code 1.
   const baseUrl = await app.listen();
+  // The SDK's response schemas (for webhook results), loaded in the background a little
+  // after ready: the load blocks the loop once (0.25–1.6 s), better then than in the first
+  // webhook's answer, and not while the first claimed work of a restart goes out.
+  setTimeout(() => {
+    void import('../../adcp/task-result.js').then((m) => m.warmResultSchemas()).catch((err) => logger.warn({ err }, 'loading the SDK response schemas failed'));
+  }, 2_000).unref();
   if (sandbox) {
     // Loaded only when asked for: the sandbox agents pull in the SDK's server side.
     const { setUpSandbox } = await import('../sandbox-setup.js');

@@ -1,0 +1,58 @@
+/** Writes of claimed work that need no I/O to decide: the mark before a send, and giving up. */
+import { isTerminal, type OperationStatus } from '../domain/status.js';
+import type { OperationRow } from '../store/index.js';
+import type { MutationPlan, NewEvent } from '../store/operations-repo.js';
+import { STALLED_SLOWDOWN, type TimingPolicy } from './observation-plan.js';
+
+/**
+ * Before the bytes leave: `calling_adcp` (a resend of an operation known as `unknown`
+ * stays `unknown` until a reply says otherwise) and a timer at the call timeout, so a
+ * crash mid-call leaves an ambiguous send that is resent with the same key and bytes.
+ */
+export function callingMarkPlan(current: OperationRow, now: number, callTimeoutMs: number, leaseMs: number, lookedUp?: string): MutationPlan<null> {
+  return {
+    patch: {
+      ...(current.status === 'unknown' ? {} : { status: 'calling_adcp' }),
+      next_check_at: now + callTimeoutMs + 5_000,
+      check_kind: 'send',
+      lease_until: now + leaseMs,
+    },
+    events:
+      current.status === 'requested'
+        ? [{ source: 'call', kind: 'transition', from: current.status, to: 'calling_adcp' }]
+        : [{ source: 'timer', kind: 'resend', from: current.status, to: current.status, detail: { attempt: current.attempt, ...(lookedUp ? { lookup: lookedUp } : {}) } }],
+    value: null,
+  };
+}
+
+/**
+ * Claimed work that keeps failing (the retry budget is spent, or a poison row) is
+ * escalated, never dropped. A send whose fate is unknown becomes `unknown`, never a
+ * made-up seller failure; either way the operation is stalled, people are told, and
+ * it is retried at the slow stalled pace.
+ */
+export function giveUpPlan(
+  current: OperationRow,
+  reason: string,
+  now: number,
+  options: TimingPolicy & { replayWindowMs: number },
+  random: () => number,
+): MutationPlan<null> {
+  const sending = current.check_kind === 'send';
+  const status = sending && !isTerminal(current.status as OperationStatus) ? 'unknown' : current.status;
+  const events: NewEvent[] = [];
+  if (status !== current.status) events.push({ source: 'timer', kind: 'transition', from: current.status, to: status, detail: { reason } });
+  if (!current.stalled) events.push({ source: 'timer', kind: 'stalled', from: current.status, to: status, detail: { reason } });
+  const retryIn = Math.min(options.pollIntervalMs * STALLED_SLOWDOWN, 3_600_000);
+  // Past the replay window a resend is never safe: keep polling if there is a task, else wait for a person.
+  const pastReplayWindow = sending && now - current.created_at > options.replayWindowMs;
+  const timer =
+    pastReplayWindow && !current.task_id
+      ? { next_check_at: null, check_kind: null }
+      : { next_check_at: now + retryIn + Math.round(retryIn * 0.2 * random()), ...(pastReplayWindow ? { check_kind: 'poll' } : {}) };
+  return {
+    patch: { status, ...(status !== current.status ? { status_since: now } : {}), stalled: 1, stalled_reason: reason, ...timer, attempt: 0 },
+    events,
+    value: null,
+  };
+}
