@@ -12,16 +12,24 @@
  *
  * If GET /v1/events does not exist yet, prints "not measurable" and exits 0.
  *
- *   npx tsx bench/webhook-to-sse.ts [--seconds 10]
+ * Correctness (PASS/MISS): every webhook answered 200 and every one of them seen
+ * as an SSE event (none missing, none skipped by the sender's in-flight cap).
+ * --profile DIR writes a CPU profile of the orchestrator (this process) during the
+ * 1,000/s rate and prints its top self time; such a run is not a run of record.
+ *
+ *   npx tsx bench/webhook-to-sse.ts [--seconds 10] [--profile DIR]
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { Pool, request } from 'undici';
-import { fmt, log, machineLine, nextMessage, onStdinMessages, percentile, printResults, reply, send, spawnTs, type ResultRow } from './lib/common.js';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fmt, log, machineLine, nextMessage, onStdinMessages, percentile, printResults, REPO_ROOT, reply, send, spawnTs, type ResultRow } from './lib/common.js';
+import { Profiler, topSelf, topSelfTable } from './lib/cpu-profile.js';
 import { addAgent, opId, seedOperations, startBenchApp } from './lib/orchestrator.js';
 import { envelope, hmacHeaders, type SeededOp } from './lib/webhooks.js';
 
-const { values } = parseArgs({ options: { client: { type: 'boolean' }, seconds: { type: 'string', default: '10' } } });
+const { values } = parseArgs({ options: { client: { type: 'boolean' }, seconds: { type: 'string', default: '10' }, profile: { type: 'string' } } });
 const SECONDS = Number(values.seconds);
 const RATES = [1000, 200, 20];
 const MAX_IN_FLIGHT = 512;
@@ -140,6 +148,8 @@ if (values.client) {
   }
   const agentId = await addAgent(bench, 'http://127.0.0.1:9/mcp');
   const rows: ResultRow[] = [];
+  const profiler = new Profiler();
+  let profileTop = '';
   const client = spawnTs('bench/webhook-to-sse.ts', ['--client']);
   for (const [ri, rate] of RATES.entries()) {
     const n = Math.round(rate * SECONDS);
@@ -163,8 +173,16 @@ if (values.client) {
       const body = envelope({ op, status: 'completed', at, key: `sse-${op.id}-${randomBytes(4).toString('hex')}` });
       return { opId: op.id, path: `/webhooks/adcp/${op.token}`, headers: hmacHeaders(op.secret!, body), body };
     });
+    const before = { ...bench.app.live.feed.counts };
+    const profiling = values.profile !== undefined && rate === 1000;
+    if (profiling) await profiler.start();
     send(client, { origin: bench.url, apiKey: bench.apiKey, rate, seconds: SECONDS, requests });
     const m = await nextMessage(client, (x) => 'result' in x || 'error' in x, 180_000);
+    if (profiling) {
+      mkdirSync(values.profile!, { recursive: true });
+      const out = join(values.profile!, 'webhook-to-sse-1000.cpuprofile');
+      profileTop = `\n## CPU profile of the orchestrator at 1,000/s (${out}, top self time)\n\n${topSelfTable(topSelf(await profiler.stop(out), 15, REPO_ROOT))}\n`;
+    }
     if (m.error) {
       process.stdout.write(`\n## webhook-to-sse\n\nnot measurable: ${m.error}\n\n`);
       await bench.close();
@@ -172,15 +190,25 @@ if (values.client) {
     }
     const r = m.result;
     log(`rate ${rate}/s: ${JSON.stringify(r)}`);
+    const fromWindow = bench.app.live.feed.counts.fromWindow - before.fromWindow;
+    const databaseReads = bench.app.live.feed.counts.databaseReads - before.databaseReads;
     rows.push({
       figure: `webhook → SSE at ${fmt(rate)}/s offered (achieved ${fmt(r.achievedRate)}/s), p50 / p99`,
       value: `${r.p50.toFixed(1)} / ${r.p99.toFixed(1)} ms`,
-      ...(rate === 1000 ? { target: 'p99 ≤ 20 ms at 1,000/s', pass: r.p99 <= 20 && r.missing === 0 && r.skipped === 0 } : {}),
+      ...(rate === 1000 ? { target: 'p99 ≤ 20 ms at 1,000/s', pass: r.p99 <= 20 } : {}),
     });
-    rows.push({ figure: `  at ${fmt(rate)}/s: sent / events seen / missing / skipped (>${MAX_IN_FLIGHT} in flight) / non-200`, value: `${r.sent} / ${r.seen} / ${r.missing} / ${r.skipped} / ${r.non200}` });
+    rows.push({
+      figure: `  check at ${fmt(rate)}/s: sent / events seen / missing / skipped (>${MAX_IN_FLIGHT} in flight) / non-200`,
+      value: `${r.sent} / ${r.seen} / ${r.missing} / ${r.skipped} / ${r.non200}`,
+      target: 'seen = sent, rest 0',
+      pass: r.seen === r.sent && r.missing === 0 && r.skipped === 0 && r.non200 === 0,
+    });
+    // The local path hands notifications over from the committed change; a database read is only for a gap or the fallback tick.
+    rows.push({ figure: `  at ${fmt(rate)}/s: notifications handed over from the committed change / feed database reads`, value: `${fromWindow} / ${databaseReads}` });
   }
   client.stdin!.end();
   await bench.close();
   printResults(`webhook-to-sse (${machineLine()}; open-loop HMAC webhooks from a separate process, ${SECONDS} s per rate)`, rows);
+  if (profileTop) process.stdout.write(profileTop);
   process.exit(0);
 }

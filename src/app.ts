@@ -30,6 +30,7 @@ import { resolveSecretKey } from './secret-key.js';
 import { openStore, type OperationRow, type Store } from './store/index.js';
 import { SecretBox } from './store/secret-box.js';
 import { AgentKeySources } from './webhooks/key-sources.js';
+import { WebhookIngest } from './engine/webhook-ingest.js';
 import { WebhookReceiver } from './webhooks/receiver.js';
 import { applyPendingDeliveries } from './webhooks/recovery.js';
 import { pruneExpired, startMaintenance, WEBHOOK_DELIVERY_RETENTION_MS } from './engine/maintenance.js';
@@ -70,6 +71,8 @@ export interface App {
   bus: ChangeBus;
   secrets: SecretBox;
   receiver: WebhookReceiver;
+  /** The engine's entry for authenticated webhook deliveries (dedupe, store, apply). */
+  webhookIngest: WebhookIngest;
   /** SSE feed and cross-instance NOTIFY. */
   live: LiveUpdates;
   /** Outbound notifications to subscriptions. */
@@ -151,9 +154,10 @@ export async function createApp(opts: AppOptions): Promise<App> {
   wakeScheduler = () => scheduler.wake();
   const instances = new InstancePresence(store, clock, logger, { instanceId, deadAfterMs: config.ADCP_ORCH_INSTANCE_DEAD_AFTER_MS, databaseUrl: config.ADCP_ORCH_DATABASE_URL }, () => scheduler.wake());
   const reconciliation = createReconciliation({ store, adcp, secrets, bus, metrics, clock, logger, config, instanceId, timing: operations.options, wake: () => scheduler.wake() });
+  const webhookIngest = new WebhookIngest({ store, operations, metrics, log: logger, now: () => clock.now() });
   const receiver = new WebhookReceiver({
-    store,
-    operations,
+    ingest: webhookIngest,
+    nonces: store.nonces,
     secrets,
     keySources: new AgentKeySources(config.ADCP_ORCH_ALLOW_PRIVATE_NETWORK),
     metrics,
@@ -230,6 +234,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     bus,
     secrets,
     receiver,
+    webhookIngest,
     live,
     subscriptions,
     instanceId,
@@ -240,7 +245,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
       // First, so changes made while starting up already reach other instances.
       await live.start();
       // Deliveries stored by a process that died before applying them come first.
-      const recovered = await applyPendingDeliveries(store, receiver, logger, clock.now(), 0);
+      const recovered = await applyPendingDeliveries(webhookIngest, logger, clock.now(), 0);
       if (recovered > 0) logger.info({ applied: recovered }, 'applied webhook deliveries left by a previous run');
       await api.listen({ port: config.PORT, host: config.HOST });
       const addr = api.server.address();
@@ -255,7 +260,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
           {
             name: 'apply stored webhook deliveries',
             run: async () => {
-              const n = await applyPendingDeliveries(store, receiver, logger);
+              const n = await applyPendingDeliveries(webhookIngest, logger);
               if (n > 0) logger.info({ applied: n }, 'applied webhook deliveries left unapplied');
             },
           },

@@ -1,7 +1,8 @@
 /**
  * RFC 9421 webhook-signature verification (AdCP webhook profile), as a thin
- * wrapper over @adcp/sdk's verifier. This is the only webhook file that touches
- * the SDK: everything the rest of the orchestrator sees (key sources, the nonce
+ * wrapper over @adcp/sdk's verifier. With its neighbours (webhook-keys.ts: key
+ * sources; webhook-revocation.ts: revocation lists; sdk-signing.ts: the lazy
+ * SDK import) these are the only webhook files that touch the SDK: everything the rest of the orchestrator sees (key sources, the nonce
  * replay store, the revocation source, the result) is our own type, so a
  * database-backed replay store or a different key fetcher can be plugged in
  * without knowing the SDK.
@@ -21,18 +22,18 @@
  *    (the sender retries) instead of a `webhook_*` 401 (the sender gives up).
  */
 import type { AdcpJsonWebKey, JwksResolver, ReplayInsertResult, ReplayStore, RevocationStore } from '@adcp/sdk/signing/server';
+import { signing, type SigningModule } from './sdk-signing.js';
 
-type SigningModule = typeof import('@adcp/sdk/signing/server');
-let signingModule: Promise<SigningModule> | undefined;
-/**
- * The SDK's signing code is loaded on first use, not at start: it takes seconds to
- * load, and a process that never receives an RFC 9421 webhook should not pay that
- * before it can serve and poll.
- */
-function signing(): Promise<SigningModule> {
-  signingModule ??= import('@adcp/sdk/signing/server');
-  return signingModule;
-}
+export { InMemoryRevocationList, revocationListFromUrl, type RevocationListOptions, type UrlRevocationOptions } from './webhook-revocation.js';
+export {
+  brandJsonKeySource,
+  jwksUriKeySource,
+  keySourceFromConfig,
+  staticKeySource,
+  type BrandJsonKeySourceOptions,
+  type UrlKeySourceOptions,
+  type WebhookSigningConfig,
+} from './webhook-keys.js';
 
 // ---------------------------------------------------------------------------
 // Public types
@@ -241,19 +242,32 @@ function purposeCheckingResolver(source: WebhookKeySource): JwksResolver {
         throw new DependencyError(`Could not resolve keys for keyid "${keyid}": ${why}`, 'webhook_signature_key_unknown', 7);
       }
       if (!jwk || typeof jwk !== 'object' || jwk.kid !== keyid) return null;
-      if (jwk.use !== undefined && jwk.use !== 'sig') {
-        throw new KeyPurposeError(`JWK "${keyid}" has use="${String(jwk.use)}", expected "sig".`);
-      }
-      if (!Array.isArray(jwk.key_ops) || !jwk.key_ops.includes('verify')) {
-        throw new KeyPurposeError(`JWK "${keyid}" key_ops does not include "verify".`);
-      }
-      if (typeof jwk.adcp_use !== 'string' || !ACCEPTED_KEY_PURPOSES.has(jwk.adcp_use)) {
-        throw new KeyPurposeError(`JWK "${keyid}" adcp_use="${String(jwk.adcp_use)}" is not a webhook signing purpose.`);
-      }
-      const { d: _private, ...publicPart } = jwk;
-      return { ...publicPart, adcp_use: 'webhook-signing' } as AdcpJsonWebKey;
+      // The sources hand back the same key object until they refetch, so the vetted
+      // copy is kept per object: a rotated or refetched key is a new object, vetted anew.
+      const known = vetted.get(jwk);
+      if (known) return known;
+      const presented = vetKey(jwk, keyid);
+      vetted.set(jwk, presented);
+      return presented;
     },
   };
+}
+
+/** Vetted, SDK-ready copies of keys, per key object a source returned (see purposeCheckingResolver). */
+const vetted = new WeakMap<WebhookJwk, AdcpJsonWebKey>();
+
+function vetKey(jwk: WebhookJwk, keyid: string): AdcpJsonWebKey {
+  if (jwk.use !== undefined && jwk.use !== 'sig') {
+    throw new KeyPurposeError(`JWK "${keyid}" has use="${String(jwk.use)}", expected "sig".`);
+  }
+  if (!Array.isArray(jwk.key_ops) || !jwk.key_ops.includes('verify')) {
+    throw new KeyPurposeError(`JWK "${keyid}" key_ops does not include "verify".`);
+  }
+  if (typeof jwk.adcp_use !== 'string' || !ACCEPTED_KEY_PURPOSES.has(jwk.adcp_use)) {
+    throw new KeyPurposeError(`JWK "${keyid}" adcp_use="${String(jwk.adcp_use)}" is not a webhook signing purpose.`);
+  }
+  const { d: _private, ...publicPart } = jwk;
+  return { ...publicPart, adcp_use: 'webhook-signing' } as AdcpJsonWebKey;
 }
 
 /** Our NonceReplayStore seen through the SDK's ReplayStore (scope dropped, seconds → ms). */
@@ -294,160 +308,4 @@ function revocationAdapter(source: RevocationSource | undefined, nowMs: () => nu
       return state === 'revoked';
     },
   };
-}
-
-// ---------------------------------------------------------------------------
-// Key sources
-// ---------------------------------------------------------------------------
-
-export interface UrlKeySourceOptions {
-  /** Allow http:// and private/loopback addresses (tests and local sandboxes only). */
-  allowPrivateNetwork?: boolean;
-  /** Minimum seconds between refetches (spec floor 30). */
-  minCooldownSeconds?: number;
-  /** Longest a fetched key set is used before refetching; keep ≤ the revocation poll interval. */
-  maxAgeSeconds?: number;
-  /** Clock, epoch ms (for cache expiry). */
-  now?: () => number;
-}
-
-/** Keys given inline at agent registration (`webhook_signing.jwks`). */
-export function staticKeySource(jwks: { keys: WebhookJwk[] } | WebhookJwk[]): WebhookKeySource {
-  const list = Array.isArray(jwks) ? jwks : jwks.keys;
-  const byKid = new Map<string, WebhookJwk>();
-  for (const key of list) if (key && typeof key.kid === 'string') byKid.set(key.kid, key);
-  return { resolve: async (keyid) => byKid.get(keyid) ?? null };
-}
-
-/** Keys fetched from a JWKS URL (`webhook_signing.jwks_uri`), SSRF-checked and cached by the SDK. */
-export function jwksUriKeySource(url: string, options: UrlKeySourceOptions = {}): WebhookKeySource {
-  // Built on first use (the SDK loads lazily); one resolver, so its key cache is kept.
-  let resolver: Promise<JwksResolver> | undefined;
-  const make = async () =>
-    new (await signing()).HttpsJwksResolver(url, {
-      allowPrivateIp: options.allowPrivateNetwork ?? false,
-      ...(options.minCooldownSeconds !== undefined && { minCooldownSeconds: options.minCooldownSeconds }),
-      ...(options.maxAgeSeconds !== undefined && { maxAgeSeconds: options.maxAgeSeconds }),
-      ...(options.now && { now: secondsClock(options.now) }),
-    });
-  return { resolve: async (keyid) => (await (resolver ??= make())).resolve(keyid) as Promise<WebhookJwk | null> };
-}
-
-export interface BrandJsonKeySourceOptions extends UrlKeySourceOptions {
-  /**
-   * Which `agents[]` entry of brand.json holds the webhook keys. The SDK picks
-   * by type (+ id when several share a type); sellers are `sales` agents.
-   */
-  agentType?: 'sales' | 'governance' | 'signals' | 'creative' | 'buying' | 'brand' | 'rights' | 'measurement';
-  agentId?: string;
-  brandId?: string;
-}
-
-/** Keys found through the seller's brand.json → agents[] → jwks_uri (`webhook_signing.brand_json_url`). */
-export function brandJsonKeySource(url: string, options: BrandJsonKeySourceOptions = {}): WebhookKeySource {
-  let resolver: Promise<JwksResolver> | undefined;
-  const make = async () =>
-    new (await signing()).BrandJsonJwksResolver(url, {
-      agentType: options.agentType ?? 'sales',
-      ...(options.agentId !== undefined && { agentId: options.agentId }),
-      ...(options.brandId !== undefined && { brandId: options.brandId }),
-      allowPrivateIp: options.allowPrivateNetwork ?? false,
-      ...(options.minCooldownSeconds !== undefined && { minCooldownSeconds: options.minCooldownSeconds }),
-      ...(options.maxAgeSeconds !== undefined && { maxAgeSeconds: options.maxAgeSeconds }),
-      ...(options.now && { now: secondsClock(options.now) }),
-    });
-  return { resolve: async (keyid) => (await (resolver ??= make())).resolve(keyid) as Promise<WebhookJwk | null> };
-}
-
-/** An agent's registered `webhook_signing` config (DESIGN.md §5). */
-export interface WebhookSigningConfig {
-  jwks?: { keys: WebhookJwk[] } | WebhookJwk[];
-  jwks_uri?: string;
-  brand_json_url?: string;
-}
-
-/**
- * The key source for an agent's registration. Inline keys win (the operator
- * pinned them), then an explicit jwks_uri, then brand.json discovery.
- * Returns null when the config names no source at all.
- */
-export function keySourceFromConfig(
-  config: WebhookSigningConfig,
-  options: BrandJsonKeySourceOptions = {},
-): WebhookKeySource | null {
-  if (config.jwks) return staticKeySource(config.jwks);
-  if (config.jwks_uri) return jwksUriKeySource(config.jwks_uri, options);
-  if (config.brand_json_url) return brandJsonKeySource(config.brand_json_url, options);
-  return null;
-}
-
-// ---------------------------------------------------------------------------
-// Revocation sources
-// ---------------------------------------------------------------------------
-
-export interface RevocationListOptions {
-  revokedKids: Iterable<string>;
-  /** The list's `next_update`, epoch ms. */
-  nextUpdateMs: number;
-  /** How often we poll the list; the grace after next_update is 4× this (PROTOCOL.md §5). */
-  pollIntervalMs: number;
-}
-
-/**
- * A revocation list held in memory (loaded by a poller, or set up by tests).
- * `replace` swaps in a fresh snapshot after each successful poll.
- */
-export class InMemoryRevocationList implements RevocationSource {
-  private revoked = new Set<string>();
-  private staleAtMs = 0;
-
-  constructor(options: RevocationListOptions) {
-    this.replace(options);
-  }
-
-  replace(options: RevocationListOptions): void {
-    this.revoked = new Set(options.revokedKids);
-    this.staleAtMs = options.nextUpdateMs + 4 * options.pollIntervalMs;
-  }
-
-  async check(keyid: string, nowMs: number): Promise<RevocationState> {
-    if (nowMs > this.staleAtMs) return 'stale';
-    return this.revoked.has(keyid) ? 'revoked' : 'ok';
-  }
-}
-
-export interface UrlRevocationOptions {
-  allowPrivateNetwork?: boolean;
-  /** Seconds after next_update before the cached list counts as stale. */
-  graceSeconds?: number;
-  expectedIssuer?: string;
-  now?: () => number;
-}
-
-/** A revocation list fetched (lazily, cached, SSRF-checked) from the seller's URL by the SDK. */
-export function revocationListFromUrl(url: string, options: UrlRevocationOptions = {}): RevocationSource {
-  type Store = InstanceType<SigningModule['HttpsRevocationStore']>;
-  let store: Promise<Store> | undefined;
-  const make = async () =>
-    new (await signing()).HttpsRevocationStore(url, {
-      allowPrivateIp: options.allowPrivateNetwork ?? false,
-      ...(options.graceSeconds !== undefined && { graceSeconds: options.graceSeconds }),
-      ...(options.expectedIssuer !== undefined && { expectedIssuer: options.expectedIssuer }),
-      ...(options.now && { now: secondsClock(options.now) }),
-    });
-  return {
-    async check(keyid: string): Promise<RevocationState> {
-      const s = await (store ??= make());
-      try {
-        return (await s.isRevoked(keyid)) ? 'revoked' : 'ok';
-      } catch (err) {
-        if (err instanceof (await signing()).RequestSignatureError && (err as { code?: string }).code === 'request_signature_revocation_stale') return 'stale';
-        throw err;
-      }
-    },
-  };
-}
-
-function secondsClock(nowMs: () => number): () => number {
-  return () => Math.floor(nowMs() / 1000);
 }

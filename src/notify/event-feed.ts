@@ -48,6 +48,8 @@ export class EventFeed {
   /** Recent notifications committed here, by seq (insertion order is about seq order). */
   private readonly recent = new Map<number, NotificationRow>();
   private recentMax = 0;
+  /** Notifications handed over from the window / database reads made by readers (for benches and metrics). */
+  readonly counts = { fromWindow: 0, databaseReads: 0 };
 
   constructor(
     private readonly store: Store,
@@ -136,6 +138,7 @@ export class EventFeed {
       at = next.seq;
       if (next.tenant_id === tenantId) rows.push(next);
     }
+    this.counts.fromWindow += rows.length;
     return { rows, pos: at, gap: at < this.recentMax };
   }
 
@@ -143,6 +146,7 @@ export class EventFeed {
   async read(tenantId: string, pos: number): Promise<{ rows: NotificationRow[]; pos: number; more: boolean }> {
     const safe = await this.horizon.current();
     if (safe <= pos) return { rows: [], pos, more: false };
+    this.counts.databaseReads++;
     const rows = await this.store.notifications.after(tenantId, pos, this.options.pageSize, safe);
     // A full page may be followed by more; otherwise every row of this tenant up to the horizon has been read.
     if (rows.length === this.options.pageSize) return { rows, pos: rows[rows.length - 1]!.seq, more: true };

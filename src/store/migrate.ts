@@ -19,6 +19,7 @@ import { subscriptions } from './migrations/008-subscriptions.js';
 import { inputRequests } from './migrations/006-input-requests.js';
 import { governance } from './migrations/015-governance.js';
 import { inputTimers } from './migrations/016-input-timers.js';
+import { nonceCounts } from './migrations/017-nonce-counts.js';
 import { sessions } from './migrations/013-sessions.js';
 import { retention } from './migrations/014-retention.js';
 
@@ -36,6 +37,7 @@ export function migrationsFor(db: Db): Record<string, Migration> {
     '006-input-requests': inputRequests,
     '015-governance': governance,
     '016-input-timers': inputTimers,
+    '017-nonce-counts': nonceCounts,
     '013-sessions': sessions,
     '014-retention': retention,
   };

@@ -1,12 +1,22 @@
 /**
  * The RFC 9421 replay cache in the database, shared by every instance (a per-pod
  * memory cache is non-conformant, PROTOCOL.md §5). Implements the adapter's
- * NonceReplayStore; the insert is one atomic statement in both dialects.
+ * NonceReplayStore; the replay decision is one atomic statement in both dialects.
+ *
+ * The per-key cap is checked against `webhook_nonce_counts`, an upper bound of the
+ * key's rows (migration 017): under the cap there, under it for sure, with no scan
+ * of the key's nonces; only a key at the bound is counted exactly (OFFSET stops
+ * at the cap). `checkAndInsertOn` runs on the caller's transaction, so the nonce
+ * commits with the delivery it authenticated, in the same commit.
  */
+import { randomInt } from 'node:crypto';
 import { sql } from 'kysely';
 import type { NonceInsertResult, NonceReplayStore } from '../adcp/webhook-signature.js';
 import type { Db } from './db.js';
 import { inWriteTransaction, type Tx } from './tx.js';
+
+/** Rows of `webhook_nonce_counts` per key (see the migration: contention on PostgreSQL). */
+const SHARDS = 8;
 
 export class DbNonceReplayStore implements NonceReplayStore {
   constructor(
@@ -15,7 +25,8 @@ export class DbNonceReplayStore implements NonceReplayStore {
   ) {}
 
   async isAtCapacity(keyid: string, nowMs: number, conn: Tx = this.db.kysely): Promise<boolean> {
-    // OFFSET stops at the cap instead of counting every live nonce of a busy key.
+    const { rows: bound } = await sql<{ n: number | string | null }>`SELECT sum(n) AS n FROM webhook_nonce_counts WHERE keyid = ${keyid}`.execute(conn);
+    if (Number(bound[0]?.n ?? 0) < this.maxPerKeyid) return false;
     const row = await conn
       .selectFrom('webhook_nonces')
       .select('nonce')
@@ -28,35 +39,52 @@ export class DbNonceReplayStore implements NonceReplayStore {
   }
 
   async has(keyid: string, nonce: string, nowMs: number): Promise<boolean> {
-    const row = await this.db.kysely
-      .selectFrom('webhook_nonces')
-      .select('nonce')
-      .where('keyid', '=', keyid)
-      .where('nonce', '=', nonce)
-      .where('expires_at', '>', nowMs)
-      .executeTakeFirst();
-    return row !== undefined;
+    const { rows } = await sql<{ nonce: string }>`
+      SELECT nonce FROM webhook_nonces WHERE keyid = ${keyid} AND nonce = ${nonce} AND expires_at > ${nowMs}`.execute(this.db.kysely);
+    return rows.length > 0;
   }
 
   async checkAndInsert(keyid: string, nonce: string, expiresAtMs: number, nowMs: number): Promise<NonceInsertResult> {
     // SQLite: a write job, so the insert shares a grouped commit instead of an fsync of its own.
     if (this.db.dialect === 'sqlite') return inWriteTransaction(this.db, (trx) => this.checkAndInsertOn(trx, keyid, nonce, expiresAtMs, nowMs));
-    return this.checkAndInsertOn(this.db.kysely, keyid, nonce, expiresAtMs, nowMs);
+    return this.db.kysely.transaction().execute((trx) => this.checkAndInsertOn(trx, keyid, nonce, expiresAtMs, nowMs));
   }
 
-  private async checkAndInsertOn(conn: Tx, keyid: string, nonce: string, expiresAtMs: number, nowMs: number): Promise<NonceInsertResult> {
+  /** The atomic replay check and insert, on `conn` (a transaction: the row and its count go together). */
+  async checkAndInsertOn(conn: Tx, keyid: string, nonce: string, expiresAtMs: number, nowMs: number): Promise<NonceInsertResult> {
     if (await this.isAtCapacity(keyid, nowMs, conn)) return 'rate_abuse';
-    // Insert, or take over an expired entry; a live entry makes the statement return nothing.
-    const { rows } = await sql<{ nonce: string }>`
+    // A new row (and one more in the key's count), or nothing when the pair exists.
+    const { rows: inserted } = await sql<{ nonce: string }>`
       INSERT INTO webhook_nonces (keyid, nonce, expires_at) VALUES (${keyid}, ${nonce}, ${expiresAtMs})
-      ON CONFLICT (keyid, nonce) DO UPDATE SET expires_at = excluded.expires_at
-      WHERE webhook_nonces.expires_at <= ${nowMs}
+      ON CONFLICT (keyid, nonce) DO NOTHING RETURNING nonce`.execute(conn);
+    if (inserted.length > 0) {
+      await sql`
+        INSERT INTO webhook_nonce_counts (keyid, shard, n) VALUES (${keyid}, ${randomInt(SHARDS)}, 1)
+        ON CONFLICT (keyid, shard) DO UPDATE SET n = webhook_nonce_counts.n + 1`.execute(conn);
+      return 'fresh';
+    }
+    // The pair exists: take over an expired entry (the row count is unchanged); a live one is a replay.
+    const { rows: taken } = await sql<{ nonce: string }>`
+      UPDATE webhook_nonces SET expires_at = ${expiresAtMs}
+      WHERE keyid = ${keyid} AND nonce = ${nonce} AND expires_at <= ${nowMs}
       RETURNING nonce`.execute(conn);
-    return rows.length > 0 ? 'fresh' : 'replayed';
+    return taken.length > 0 ? 'fresh' : 'replayed';
   }
 
   async sweep(nowMs: number): Promise<number> {
-    const res = await this.db.kysely.deleteFrom('webhook_nonces').where('expires_at', '<=', nowMs).executeTakeFirst();
-    return Number(res.numDeletedRows);
+    const run = async (trx: Tx): Promise<number> => {
+      // RETURNING: subtract exactly what this statement deleted (a concurrent takeover is not deleted).
+      const { rows } = await sql<{ keyid: string }>`DELETE FROM webhook_nonces WHERE expires_at <= ${nowMs} RETURNING keyid`.execute(trx);
+      const perKey = new Map<string, number>();
+      for (const r of rows) perKey.set(r.keyid, (perKey.get(r.keyid) ?? 0) + 1);
+      for (const [keyid, n] of perKey) {
+        await sql`
+          INSERT INTO webhook_nonce_counts (keyid, shard, n) VALUES (${keyid}, 0, ${-n})
+          ON CONFLICT (keyid, shard) DO UPDATE SET n = webhook_nonce_counts.n - ${n}`.execute(trx);
+      }
+      return rows.length;
+    };
+    if (this.db.dialect === 'sqlite') return inWriteTransaction(this.db, run);
+    return this.db.kysely.transaction().execute(run);
   }
 }

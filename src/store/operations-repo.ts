@@ -21,6 +21,8 @@ import type { NotificationRow, NotificationsRepo } from './notifications-repo.js
 /** Columns added after the first schema are optional here, so code that builds rows need not know them all. */
 type LaterColumns = 'status_since' | 'reminded_at' | 'input_request' | 'continuation' | 'answer' | 'input_reminders' | 'input_expired_at' | 'governance';
 export type OperationRow = Omit<Selectable<OperationsTable>, LaterColumns> & Partial<Pick<Selectable<OperationsTable>, LaterColumns>>;
+/** The columns of an operation the webhook path reads before authenticating (findWebhookTarget). */
+export type WebhookTarget = Pick<OperationRow, 'id' | 'agent_id' | 'type' | 'task_id' | 'webhook_mode' | 'webhook_secret_enc'>;
 export type OperationPatch = Partial<Omit<OperationRow, 'id' | 'tenant_id' | 'agent_id' | 'created_at'>>;
 
 export interface NewEvent {
@@ -108,6 +110,18 @@ export class OperationsRepo {
 
   async getForTenant(tenantId: string, id: string): Promise<OperationRow | undefined> {
     return this.db.kysely.selectFrom('operations').selectAll().where('id', '=', id).where('tenant_id', '=', tenantId).executeTakeFirst();
+  }
+
+  /**
+   * What the webhook path needs of the operation a URL names, and no more: the
+   * full row carries the request and result texts, and decoding them for every
+   * delivery showed in the profile.
+   */
+  async findWebhookTarget(token: string): Promise<WebhookTarget | undefined> {
+    const { rows } = await this.compiled.execute(this.db.kysely, 'targetByToken', [token], ([p]) =>
+      this.db.kysely.selectFrom('operations').select(['id', 'agent_id', 'type', 'task_id', 'webhook_mode', 'webhook_secret_enc']).where('webhook_token', '=', p),
+    );
+    return rows[0];
   }
 
   async findByWebhookToken(token: string): Promise<OperationRow | undefined> {

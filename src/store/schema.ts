@@ -124,6 +124,13 @@ export interface WebhookNoncesTable {
   expires_at: number;
 }
 
+/** An upper bound of a key's nonce rows, in shards (migration 017). */
+export interface WebhookNonceCountsTable {
+  keyid: string;
+  shard: number;
+  n: number;
+}
+
 export interface WebhookDeliveriesTable {
   id: string;
   sender: string;
@@ -145,6 +152,7 @@ export interface Database {
   operation_events: OperationEventsTable;
   api_idempotency: ApiIdempotencyTable;
   webhook_nonces: WebhookNoncesTable;
+  webhook_nonce_counts: WebhookNonceCountsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   reconcile_reports: ReconcileReportsTable;
   job_leases: JobLeasesTable;

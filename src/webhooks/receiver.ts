@@ -1,36 +1,31 @@
 /**
- * The inbound webhook pipeline (PROTOCOL.md §5), in the spec's order:
- * content type → size → authenticate in the registered mode (never another) →
- * strict parse → envelope → correlate (operation, task id, task type) → check the
- * terminal result against the task's response schema → dedupe and store → converge
- * → acknowledge.
+ * The inbound webhook pipeline (PROTOCOL.md §5), receiver side, in the spec's
+ * order: content type → size → authenticate in the registered mode (never
+ * another) → strict parse → envelope; then one engine call, "ingest this
+ * authenticated delivery" (src/engine/webhook-ingest.ts: correlate, check the
+ * result, dedupe, store and apply in one commit), and the answer for what it did.
+ * This file never touches the store: the engine does.
  *
  * It returns what to answer instead of touching HTTP, so the Fastify route stays
  * thin and the pipeline can be driven directly by tests and benchmarks.
  */
 import type { Logger } from 'pino';
-import type { OperationService } from '../engine/operation-service.js';
 import type { Metrics } from '../engine/metrics.js';
-import type { Store, OperationRow } from '../store/index.js';
+import type { IngestOutcome, PendingNonce, WebhookIngest } from '../engine/webhook-ingest.js';
+import type { WebhookTarget } from '../store/operations-repo.js';
 import type { SecretBox } from '../store/secret-box.js';
+import type { ResultIssue } from '../adcp/task-result.js';
+import type { NonceReplayStore } from '../adcp/webhook-signature.js';
 import { verifyBearerWebhook } from './bearer.js';
-import { webhookFingerprint } from './fingerprint.js';
 import type { HeaderBag } from './headers.js';
 import { checkHmacSecret, verifyHmacWebhook } from './hmac.js';
 import type { AgentKeySources } from './key-sources.js';
-import { readWebhookPayload } from './read-payload.js';
+import { DeferredNonce } from './deferred-nonce.js';
+import { parseDelivery } from './parse-delivery.js';
 import type { AuthResult } from './result.js';
 import { authenticateRfc9421 } from './rfc9421.js';
-import { strictJsonParse } from './strict-json.js';
-import type { WebhookPayload } from './extract.js';
-import type { NewDelivery, RecordResult } from '../store/deliveries-repo.js';
-import type { MutateResult } from '../store/operations-repo.js';
-import { inWriteTransaction } from '../store/tx.js';
-import type { ObservationOutcome, TaskObservation } from '../engine/observation-plan.js';
-import { taskTypeConflictEvent } from '../engine/conflict-events.js';
-import { validateTaskResult, type ResultIssue } from '../adcp/task-result.js';
-
 export const MAX_WEBHOOK_BYTES = 1024 * 1024;
+const OPENED_SECRETS_MAX = 10_000;
 
 export interface InboundWebhook {
   token: string;
@@ -50,8 +45,9 @@ export interface WebhookAnswer {
 }
 
 export interface ReceiverDeps {
-  store: Store;
-  operations: OperationService;
+  ingest: WebhookIngest;
+  /** The RFC 9421 replay cache shared by every instance. */
+  nonces: NonceReplayStore;
   secrets: SecretBox;
   keySources: AgentKeySources;
   metrics: Metrics;
@@ -83,131 +79,39 @@ export class WebhookReceiver {
     }
     if (req.rawBody.length > MAX_WEBHOOK_BYTES) return fail(413, 'webhook_body_too_large', 'body exceeds 1 MB');
 
-    const op = await this.deps.store.operations.findByWebhookToken(req.token);
+    const op = await this.deps.ingest.target(req.token);
     if (!op || op.webhook_mode === 'none') return fail(404, 'webhook_target_unknown', 'no operation is registered at this URL');
 
-    const auth = await this.authenticate(op, req);
+    // Every mode but the legacy two is RFC 9421 (see authenticate).
+    const nonce = op.webhook_mode !== 'hmac' && op.webhook_mode !== 'bearer' ? new DeferredNonce(this.deps.nonces) : undefined;
+    const auth = await this.authenticate(op, req, nonce);
     if (!auth.ok) {
       if (auth.transient) return fail(503, auth.code, auth.message, { 'retry-after': '5' });
       return fail(401, auth.code, auth.message, { 'www-authenticate': `Signature error="${auth.code}"` });
     }
+    const pending = nonce?.pending;
 
-    const parsed = strictJsonParse(req.rawBody);
-    if (!parsed.ok) return fail(400, parsed.code, parsed.message);
-    const read = readWebhookPayload(parsed.value);
-    if (!read.ok) return fail(400, read.code, read.message);
-    const payload = read.payload;
+    const parsed = parseDelivery(req.rawBody);
+    if (!parsed.ok) {
+      if (pending) await this.consumeNonce(pending, op.id);
+      return fail(400, parsed.code, parsed.message);
+    }
+    const outcome = await this.deps.ingest.ingest({ operation: op, claims: parsed.payload, fingerprint: parsed.fingerprint, text: parsed.text, nonce: pending });
+    // Refused before its transaction: its nonce is still recorded, so a replay is told it is one.
+    if (pending && (outcome.kind === 'task_conflict' || outcome.kind === 'task_type_conflict')) await this.consumeNonce(pending, op.id);
+    return answerFor(outcome);
+  }
 
-    const conflict = await this.correlationConflict(op, payload);
-    if (conflict) return conflict;
-    const observation = this.observationOf(op, payload);
-
-    const fingerprint = webhookFingerprint(parsed.value);
-    const delivery: NewDelivery = {
-      sender: op.agent_id,
-      // A2A bodies may carry no key: a delivery is then identified by its content.
-      idempotencyKey: payload.idempotencyKey ?? `content:${fingerprint}`,
-      fingerprint,
-      operationId: op.id,
-      payload: req.rawBody.toString('utf8'),
-    };
-
-    // Dedupe insert and apply in ONE write transaction (group-committed on SQLite):
-    // one commit per new delivery, acknowledged only after it.
-    let together: { recorded: RecordResult; applied?: MutateResult<ObservationOutcome> };
+  /** The refusal stands whether or not its nonce could be recorded (a replay of it is refused again, for the same reason). */
+  private async consumeNonce(nonce: PendingNonce, operationId: string): Promise<void> {
     try {
-      together = await inWriteTransaction(this.deps.store.db, async (trx) => {
-        const now = this.now();
-        const recorded = await this.deps.store.deliveries.recordIn(trx, delivery, now);
-        if (recorded.kind !== 'new') return { recorded };
-        const applied = await this.deps.operations.observeIn(trx, op.id, null, observation, (t, outcome) =>
-          this.deps.store.deliveries.markApplied(t, recorded.delivery.id, outcome, now),
-        );
-        return { recorded, applied };
-      });
+      await this.deps.ingest.consumeNonce(nonce);
     } catch (err) {
-      // Nothing of it committed. Store it on its own, then apply: if applying fails
-      // again the stored row waits for the recovery sweep.
-      this.deps.log.warn({ err, operation_id: op.id }, 'webhook: recording and applying together failed; storing first');
-      return this.storeThenApply(op, delivery, observation);
-    }
-    const refused = this.duplicateAnswer(together.recorded);
-    if (refused) return refused;
-    const applied = together.applied!;
-    await this.deps.operations.observed(op.id, applied);
-    return this.answerFor(op, applied.outcome === 'not_found' || applied.outcome === 'lease_lost' ? applied.outcome : applied.value, observation);
-  }
-
-  /** Two commits: the delivery is stored, then applied (the path before group commit, kept for when the apply fails). */
-  private async storeThenApply(op: OperationRow, delivery: NewDelivery, observation: TaskObservation): Promise<WebhookAnswer> {
-    const recorded = await this.deps.store.deliveries.record(delivery, this.now());
-    const refused = this.duplicateAnswer(recorded);
-    if (refused) return refused;
-    try {
-      return this.answerFor(op, await this.applyObservation(op.id, recorded.delivery.id, observation), observation);
-    } catch (err) {
-      // Stored but not applied: the recovery sweep applies it; the sender's retry gets 503 until then.
-      this.deps.log.error({ err, operation_id: op.id }, 'webhook stored but not applied');
-      return fail(503, 'webhook_apply_failed', 'stored; not yet applied', { 'retry-after': '5' });
+      this.deps.log.warn({ err, operation_id: operationId }, 'webhook: recording the nonce of a refused delivery failed');
     }
   }
 
-  private duplicateAnswer(recorded: RecordResult): WebhookAnswer | null {
-    switch (recorded.kind) {
-      case 'duplicate_applied':
-        // A retry of a delivery refused for its result gets the same refusal, not a 2xx that would say it was taken.
-        if (recorded.delivery.outcome === 'result_invalid') return resultRefused();
-        return { statusCode: 200, body: { status: 'duplicate' }, outcome: 'duplicate' };
-      case 'duplicate_in_flight':
-        return fail(503, 'webhook_in_flight', 'this delivery is still being applied; retry shortly', { 'retry-after': '1' });
-      case 'payload_mismatch':
-        return fail(409, 'webhook_idempotency_conflict', 'this idempotency_key was delivered before with a different payload');
-      default:
-        return null;
-    }
-  }
-
-  /** Applies a stored delivery (the recovery sweep's entry) and marks it applied in the same transaction. */
-  async apply(operationId: string, deliveryId: string, payload: WebhookPayload): Promise<string> {
-    const op = await this.deps.store.operations.get(operationId);
-    if (!op) return 'not_found';
-    return this.applyObservation(operationId, deliveryId, this.observationOf(op, payload));
-  }
-
-  private async applyObservation(operationId: string, deliveryId: string, observation: TaskObservation): Promise<string> {
-    const result = await this.deps.operations.observe(operationId, null, observation, (trx, outcome) =>
-      this.deps.store.deliveries.markApplied(trx, deliveryId, outcome, this.now()),
-    );
-    if (result.outcome === 'not_found' || result.outcome === 'lease_lost') return result.outcome;
-    return result.value;
-  }
-
-  /**
-   * The observation a delivery stands for, its terminal result checked against the
-   * operation's task response schema (PROTOCOL.md §5 "schema-validate"): the result
-   * must be the original task's, whatever the body calls itself.
-   */
-  private observationOf(op: OperationRow, payload: WebhookPayload): TaskObservation {
-    const observation = observationFrom(payload);
-    // An empty object is how some senders write "no result", and it is stored as none.
-    if (payload.data && Object.keys(payload.data).length > 0) {
-      const check = validateTaskResult(op.type, payload.data, payload.status);
-      if (!check.ok) observation.resultIssues = check.issues;
-    }
-    return observation;
-  }
-
-  private answerFor(op: OperationRow, outcome: string, observation: TaskObservation): WebhookAnswer {
-    if (outcome !== 'result_invalid') return acceptedAnswer(outcome);
-    const issues = observation.resultIssues ?? [];
-    this.deps.log.warn(
-      { operation_id: op.id, task_type: op.type, status: observation.status, idempotency_key: observation.deliveryKey, issues: issues.slice(0, 3) },
-      'webhook result does not match the task response schema: kept as a conflict, not applied',
-    );
-    return resultRefused(issues);
-  }
-
-  private async authenticate(op: OperationRow, req: InboundWebhook): Promise<AuthResult> {
+  private async authenticate(op: WebhookTarget, req: InboundWebhook, nonce: DeferredNonce | undefined): Promise<AuthResult> {
     switch (op.webhook_mode) {
       case 'hmac': {
         const secret = this.secret(op);
@@ -225,95 +129,64 @@ export class WebhookReceiver {
       case 'bearer':
         return verifyBearerWebhook(req.headers, { token: this.secret(op) }, this.now);
       default: {
-        const agent = await this.deps.store.agents.get(op.agent_id);
+        const agent = await this.deps.ingest.agent(op.agent_id);
         const keys = agent ? this.deps.keySources.for(agent) : null;
         if (!keys) return { ok: false, code: 'webhook_signature_key_unknown', message: 'the agent has no webhook signing keys registered' };
         return authenticateRfc9421(
           { method: req.method, url: req.targetUrl, headers: req.headers, rawBody: req.rawBody },
-          { keys, replayStore: this.deps.store.nonces, now: this.now },
+          { keys, replayStore: nonce ?? this.deps.nonces, now: this.now },
         );
       }
     }
   }
 
-  /**
-   * Correlation (PROTOCOL.md §1, §5): the seller's task id is the work handle. Once bound
-   * it must repeat; a delivery naming another task, or another operation, is a conflict;
-   * so is one naming another task type (taskTypeConflict).
-   */
-  private async correlationConflict(op: OperationRow, payload: WebhookPayload): Promise<WebhookAnswer | null> {
-    const mismatch =
-      (payload.operationId !== undefined && payload.operationId !== op.id) ||
-      (payload.taskIdSource === 'adcp' && op.task_id !== null && payload.taskId !== op.task_id);
-    let otherOwner = false;
-    if (!mismatch && payload.taskIdSource === 'adcp' && op.task_id === null) {
-      const owner = await this.deps.store.operations.findByTask(op.agent_id, payload.taskId);
-      otherOwner = owner !== undefined && owner.id !== op.id;
-    }
-    if (!mismatch && !otherOwner) {
-      // The right task of the right operation: it must also be the operation's kind of task.
-      return payload.taskType !== undefined && payload.taskType !== op.type ? this.taskTypeConflict(op, payload) : null;
-    }
-    const recorded = await this.deps.store.operations.mutate(op.id, null, () => ({
-      events: [
-        {
-          source: 'webhook',
-          kind: 'task_conflict',
-          detail: { bound_task_id: op.task_id, observed_task_id: payload.taskId, observed_operation_id: payload.operationId ?? null },
-        },
-      ],
-      value: null,
-    }));
-    // Published like any other change: the conflict is a notification people must see.
-    await this.deps.operations.observed(op.id, recorded);
-    this.deps.metrics.conflict(op.type);
-    return fail(409, 'webhook_task_conflict', 'the delivery names a task or operation other than the one registered at this URL');
-  }
-
-  /**
-   * `task_type` is a bound identity of the operation (async-identity-and-convergence:
-   * "task_type, operation, account, and principal bindings are validated constraints …
-   * a mismatch is a correlation conflict"): a delivery report on a create_media_buy
-   * operation must not complete it. Audited as a `conflict` event and alarmed; the
-   * delivery is not stored or applied, and the sender is told 409 so it stops.
-   */
-  private async taskTypeConflict(op: OperationRow, payload: WebhookPayload): Promise<WebhookAnswer> {
-    const observed = { taskType: payload.taskType!, status: payload.status, deliveryKey: payload.idempotencyKey, source: 'webhook' };
-    const recorded = await this.deps.store.operations.mutate(
-      op.id,
-      null,
-      (row) => ({ events: [taskTypeConflictEvent(row, observed)], value: 'task_type_conflict' as const }),
-      this.now(),
-    );
-    // Publishes the event to live streams at once.
-    await this.deps.operations.observed(op.id, recorded);
-    this.deps.log.warn(
-      { operation_id: op.id, bound_task_type: op.type, observed_task_type: observed.taskType, status: payload.status, idempotency_key: payload.idempotencyKey },
-      'webhook names another task type than its operation: refused as a correlation conflict',
-    );
-    return fail(409, 'webhook_task_type_conflict', `the delivery is about a ${observed.taskType} task; the operation registered at this URL is ${op.type}`);
-  }
-
   private readonly now = (): number => (this.deps.now ?? Date.now)();
 
-  private secret(op: OperationRow): string {
-    if (!op.webhook_secret_enc) throw new Error(`operation ${op.id} has no webhook secret`);
-    return this.deps.secrets.open(op.webhook_secret_enc);
+  /**
+   * Opened secrets, keyed by their sealed form (a changed secret is a new key), kept
+   * in this process's memory only: an operation gets several deliveries, and an
+   * AES-GCM open per delivery showed in the profile. Bounded; oldest out first.
+   */
+  private readonly opened = new Map<string, string>();
+
+  private secret(op: WebhookTarget): string {
+    const sealed = op.webhook_secret_enc;
+    if (!sealed) throw new Error(`operation ${op.id} has no webhook secret`);
+    let plain = this.opened.get(sealed);
+    if (plain === undefined) {
+      plain = this.deps.secrets.open(sealed);
+      if (this.opened.size >= OPENED_SECRETS_MAX) this.opened.delete(this.opened.keys().next().value!);
+      this.opened.set(sealed, plain);
+    }
+    return plain;
   }
 }
 
-function observationFrom(payload: WebhookPayload): TaskObservation {
-  return {
-    status: payload.status,
-    source: 'webhook',
-    taskId: payload.taskIdSource === 'adcp' ? payload.taskId : undefined,
-    contextId: payload.contextId,
-    message: payload.message,
-    timestamp: payload.timestamp,
-    data: payload.data ?? undefined,
-    error: payload.error,
-    deliveryKey: payload.idempotencyKey,
-  };
+/** The HTTP answer for what the engine did with a delivery. */
+function answerFor(o: IngestOutcome): WebhookAnswer {
+  switch (o.kind) {
+    case 'applied':
+      return acceptedAnswer(o.outcome);
+    case 'result_invalid':
+      return resultRefused(o.issues);
+    case 'duplicate':
+      // A retry of a delivery refused for its result gets the same refusal, not a 2xx that would say it was taken.
+      return o.refused ? resultRefused() : { statusCode: 200, body: { status: 'duplicate' }, outcome: 'duplicate' };
+    case 'in_flight':
+      return fail(503, 'webhook_in_flight', 'this delivery is still being applied; retry shortly', { 'retry-after': '1' });
+    case 'payload_mismatch':
+      return fail(409, 'webhook_idempotency_conflict', 'this idempotency_key was delivered before with a different payload');
+    case 'task_conflict':
+      return fail(409, 'webhook_task_conflict', 'the delivery names a task or operation other than the one registered at this URL');
+    case 'task_type_conflict':
+      return fail(409, 'webhook_task_type_conflict', `the delivery is about a ${o.observed} task; the operation registered at this URL is ${o.bound}`);
+    case 'apply_failed':
+      return fail(503, 'webhook_apply_failed', 'stored; not yet applied', { 'retry-after': '5' });
+    case 'refused':
+      return fail(401, o.reason, o.reason === 'webhook_signature_replayed' ? 'this signature nonce was seen before' : 'the signing key is over its nonce cap', {
+        'www-authenticate': `Signature error="${o.reason}"`,
+      });
+  }
 }
 
 /**

@@ -3,21 +3,21 @@
  * died between the two). Runs at start and then periodically (a maintenance
  * job, see app.ts and engine/maintenance.ts); applying is
  * idempotent, so an instance that finds a delivery another is still applying
- * does no harm.
+ * does no harm. Parsing is ours (the receiver's rules); storing and applying are
+ * the engine's.
  */
 import type { Logger } from 'pino';
-import type { Store } from '../store/index.js';
+import type { WebhookIngest } from '../engine/webhook-ingest.js';
 import { readWebhookPayload } from './read-payload.js';
-import type { WebhookReceiver } from './receiver.js';
 import { strictJsonParse } from './strict-json.js';
 
 /** Deliveries younger than this are probably being applied right now by the request that stored them. */
 const GRACE_MS = 5_000;
 
-export async function applyPendingDeliveries(store: Store, receiver: WebhookReceiver, log: Logger, now = Date.now(), graceMs = GRACE_MS): Promise<number> {
+export async function applyPendingDeliveries(ingest: WebhookIngest, log: Logger, now = Date.now(), graceMs = GRACE_MS): Promise<number> {
   let applied = 0;
   for (;;) {
-    const batch = await store.deliveries.pending(now - graceMs, 200);
+    const batch = await ingest.pendingDeliveries(now - graceMs, 200);
     if (batch.length === 0) return applied;
     let progressed = false;
     for (const d of batch) {
@@ -28,7 +28,7 @@ export async function applyPendingDeliveries(store: Store, receiver: WebhookRece
         log.error({ delivery_id: d.id }, 'stored webhook delivery no longer parses; left unapplied');
         continue;
       }
-      await receiver.apply(d.operation_id, d.id, read.payload);
+      await ingest.applyStored(d.operation_id, d.id, read.payload);
       applied++;
       progressed = true;
     }

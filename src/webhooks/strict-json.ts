@@ -17,7 +17,8 @@
  */
 
 export type StrictJsonResult =
-  | { ok: true; value: unknown }
+  /** `text`: the body decoded once, for whoever stores it (no second decode). */
+  | { ok: true; value: unknown; text: string }
   | { ok: false; code: 'webhook_body_malformed'; message: string };
 
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -40,7 +41,7 @@ export function strictJsonParse(input: string | Uint8Array): StrictJsonResult {
     return malformed(`Body is not valid JSON${err instanceof Error ? `: ${err.message}` : '.'}`);
   }
   const problem = findKeyProblem(text);
-  return problem ? malformed(problem) : { ok: true, value };
+  return problem ? malformed(problem) : { ok: true, value, text };
 }
 
 interface Frame {

@@ -270,7 +270,7 @@ describe('webhook route: task type binding and result schema', () => {
       })
       .execute();
     const before = await snapshot(op.id);
-    expect(await applyPendingDeliveries(orch.app.store, orch.app.receiver, createLogger('silent'), Date.now(), 0)).toBeGreaterThanOrEqual(1);
+    expect(await applyPendingDeliveries(orch.app.webhookIngest, createLogger('silent'), Date.now(), 0)).toBeGreaterThanOrEqual(1);
     const after = await snapshot(op.id);
     expect(after.operation).toMatchObject({ status: 'submitted', result: null });
     expect(newEvents(before, after)).toEqual([expect.objectContaining({ kind: 'conflict', detail: expect.objectContaining({ reason: 'result_invalid' }) })]);

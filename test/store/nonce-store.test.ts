@@ -58,6 +58,36 @@ describe.each(dialects)('database nonce replay store on $name', ({ make }) => {
     expect(await nonces.checkAndInsert('k3', 'd', 20_000, 10_001)).toBe('fresh');
   });
 
+  it('keeps the per-key bound through inserts, takeovers and sweeps, so the cap frees when nonces expire', async () => {
+    const nonces = new DbNonceReplayStore(store.db, 3);
+    const bound = async (keyid: string) =>
+      Number((await store.db.kysely.selectFrom('webhook_nonce_counts').select((eb) => eb.fn.sum<number>('n').as('n')).where('keyid', '=', keyid).executeTakeFirst())?.n ?? 0);
+    for (const n of ['a', 'b', 'c']) expect(await nonces.checkAndInsert('k5', n, 10_000, 1000)).toBe('fresh');
+    expect(await bound('k5')).toBe(3);
+    expect(await nonces.checkAndInsert('k5', 'd', 10_000, 1000)).toBe('rate_abuse');
+    // A takeover of an expired pair reuses its row: the bound does not grow.
+    expect(await nonces.checkAndInsert('k5', 'a', 20_000, 10_001)).toBe('fresh');
+    expect(await bound('k5')).toBe(3);
+    // The sweep deletes b and c (expired) and takes them off the bound.
+    expect(await nonces.sweep(10_001)).toBeGreaterThanOrEqual(2);
+    expect(await bound('k5')).toBe(1);
+    expect(await nonces.checkAndInsert('k5', 'e', 20_000, 10_001)).toBe('fresh');
+    expect(await nonces.checkAndInsert('k5', 'f', 20_000, 10_001)).toBe('fresh');
+    expect(await nonces.checkAndInsert('k5', 'g', 20_000, 10_001)).toBe('rate_abuse');
+  });
+
+  it('inserts on the caller\'s transaction: rolled back with it, nothing of the nonce stays', async () => {
+    const nonces = new DbNonceReplayStore(store.db);
+    await expect(
+      store.db.kysely.transaction().execute(async (trx) => {
+        expect(await nonces.checkAndInsertOn(trx, 'k6', 'n1', 10_000, 1000)).toBe('fresh');
+        throw new Error('the delivery failed');
+      }),
+    ).rejects.toThrow('the delivery failed');
+    expect(await nonces.has('k6', 'n1', 1000)).toBe(false);
+    expect(await nonces.checkAndInsert('k6', 'n1', 10_000, 1000)).toBe('fresh');
+  });
+
   it.each(vectors)('vector %s through the verifier with the database store', async (_name, vector) => {
     const nowMs = vector.reference_now * 1000;
     // Each vector gets its own key space: a fresh table state is what the vector describes.

@@ -6,8 +6,8 @@ import { strictJsonParse } from '../../../src/webhooks/strict-json.js';
 describe('strictJsonParse', () => {
   it('parses ordinary JSON exactly like JSON.parse', () => {
     const text = '{"a":1,"b":[{"a":2},{"a":3}],"c":{"d":null,"e":"x\\"y"},"f":-1.5e3}';
-    expect(strictJsonParse(text)).toEqual({ ok: true, value: JSON.parse(text) });
-    expect(strictJsonParse(Buffer.from(text))).toEqual({ ok: true, value: JSON.parse(text) });
+    expect(strictJsonParse(text)).toEqual({ ok: true, value: JSON.parse(text), text });
+    expect(strictJsonParse(Buffer.from(text))).toEqual({ ok: true, value: JSON.parse(text), text });
   });
 
   it.each([
@@ -110,7 +110,7 @@ describe('strictJsonParse properties', () => {
     fc.assert(
       fc.property(value, (v) => {
         const text = JSON.stringify(v);
-        expect(strictJsonParse(text)).toEqual({ ok: true, value: JSON.parse(text) });
+        expect(strictJsonParse(text)).toEqual({ ok: true, value: JSON.parse(text), text });
       }),
       { numRuns: 500 },
     );
