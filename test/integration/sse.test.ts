@@ -94,7 +94,9 @@ describe('GET /v1/events', () => {
       expect(m.data).toMatchObject({ id: m.id, type: m.event, tenant_id: orch.tenantId });
       expect(m.data.data.operation).not.toHaveProperty('events');
     }
-    expect(mine[0]!.data.data).toMatchObject({ operation: { id: op, status: 'requested' }, event: { kind: 'created', source: 'user', to: 'requested' } });
+    // A buy sent at once is stored already calling_adcp (its created and requested → calling_adcp events
+    // commit together), so the created notification shows the operation as committed.
+    expect(mine[0]!.data.data).toMatchObject({ operation: { id: op, status: 'calling_adcp' }, event: { kind: 'created', source: 'user', to: 'requested' } });
     // Who caused it: the name of the key that created the buy.
     expect(mine[0]!.data.data.event.actor).toMatch(/^key-/);
     expect(mine[1]!.data.data.event.actor).toBeNull();
