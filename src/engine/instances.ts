@@ -37,7 +37,9 @@ export class DatabaseInUseError extends Error {
     readonly database: string,
     readonly holder: InstanceView,
   ) {
-    const where = holder.url ? `, at ${holder.url}` : '';
+    // The holder records its address only once it listens: a serve refused while the holder is
+    // still starting says so rather than leave the address out without a word.
+    const where = holder.url ? `, at ${holder.url}` : ', still starting (no address yet)';
     super(
       `${database} is already served by process ${holder.pid} on ${holder.hostname} (instance ${holder.id}) ` +
         `since ${new Date(holder.started_at).toISOString()}${where}; its last heartbeat was ${Math.max(0, holder.age_ms)} ms ago. ` +
