@@ -29,9 +29,11 @@ export interface NewDelivery {
 
 export class DeliveriesRepo {
   /** The webhook path's statements, compiled once. */
-  private readonly compiled = new CompiledQueries();
+  private readonly compiled: CompiledQueries;
 
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db) {
+    this.compiled = new CompiledQueries(db.direct);
+  }
 
   /** Stores a delivery on its own (grouped commit on SQLite); see recordIn. */
   async record(d: NewDelivery, now = Date.now()): Promise<RecordResult> {

@@ -83,12 +83,14 @@ export interface ListFilters {
 
 export class OperationsRepo {
   /** The hot statements (webhook and poll paths), compiled once. */
-  private readonly compiled = new CompiledQueries();
+  private readonly compiled: CompiledQueries;
 
   constructor(
     private readonly db: Db,
     private readonly notifications: NotificationsRepo,
-  ) {}
+  ) {
+    this.compiled = new CompiledQueries(db.direct);
+  }
 
   async insert(row: OperationRow, events: NewEvent | NewEvent[]): Promise<Written> {
     return inWriteTransaction(this.db, (trx) => this.insertIn(trx, row, events));
