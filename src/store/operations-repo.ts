@@ -67,6 +67,14 @@ export interface MutationPlan<T> {
   value: T;
 }
 
+/**
+ * More writes that must commit with a mutation (e.g. storing the webhook delivery it
+ * applies), run after `plan` decided and before anything is written. Answering
+ * 'abandon' writes nothing of the mutation, which then reports itself `unchanged`
+ * (e.g. the delivery turned out to be a duplicate).
+ */
+export type Alongside<T> = (trx: Tx, value: T) => Promise<void | 'abandon'>;
+
 /** What a committed write added to the history, and the notifications it raised. */
 export interface Written {
   events: EventRow[];
@@ -259,8 +267,8 @@ export class OperationsRepo {
     lease: Lease | null,
     plan: (row: OperationRow) => MutationPlan<T>,
     now = Date.now(),
-    /** More writes that must commit with this one (e.g. marking a webhook delivery applied). */
-    alongside?: (trx: Tx, value: T) => Promise<void>,
+    /** More writes that must commit with this one (see Alongside). */
+    alongside?: Alongside<T>,
   ): Promise<MutateResult<T>> {
     return inWriteTransaction(this.db, (trx) => this.mutateIn(trx, id, lease, plan, now, alongside));
   }
@@ -275,7 +283,7 @@ export class OperationsRepo {
     lease: Lease | null,
     plan: (row: OperationRow) => MutationPlan<T>,
     now = Date.now(),
-    alongside?: (trx: Tx, value: T) => Promise<void>,
+    alongside?: Alongside<T>,
   ): Promise<MutateResult<T>> {
     const { rows } = await this.compiled.execute(trx, 'getLocked', [id], ([p]) => {
       const q = trx.selectFrom('operations').selectAll().where('id', '=', p);
@@ -288,8 +296,8 @@ export class OperationsRepo {
     }
     const decided = plan(row);
     const events = decided.events ?? [];
-    if (alongside) await alongside(trx, decided.value);
-    if (!decided.patch && events.length === 0) return { outcome: 'unchanged' as const, row, value: decided.value };
+    const abandoned = alongside ? (await alongside(trx, decided.value)) === 'abandon' : false;
+    if (abandoned || (!decided.patch && events.length === 0)) return { outcome: 'unchanged' as const, row, value: decided.value };
     const patch: OperationPatch = { ...decided.patch, updated_at: now };
     await this.update(trx, id, patch);
     const updated = { ...row, ...patch } as OperationRow;
