@@ -6,7 +6,7 @@
  * another process wrote in between (a deferred BEGIN would upgrade too late).
  * Write jobs are group-committed (DESIGN.md §9): every job queued in the same
  * event-loop turn (up to MAX_GROUP) runs in ONE `BEGIN IMMEDIATE … COMMIT`, each
- * inside its own SAVEPOINT, so a job that throws rolls back only its own writes
+ * after its own SAVEPOINT, so a job that throws rolls back only its own writes
  * and rejects only its own promise. Every promise settles after the COMMIT (or
  * the ROLLBACK), so nothing is acknowledged before it is durable, and one fsync
  * serves the whole group.
@@ -184,10 +184,13 @@ class GroupCommitter {
           outcomes.push({ ok: true, value: await batch[0]!.fn(conn) });
         } else {
           for (let i = 0; i < batch.length; i++) {
+            // A savepoint per job, left open when the job succeeds: the next job's nests
+            // inside it and COMMIT ends them all (at most MAX_GROUP deep), which saves a
+            // RELEASE statement per job. A job that throws is rolled back to its own
+            // savepoint (the latest of that name), which is then dropped.
             await raw(conn, 'SAVEPOINT group_job', d);
             try {
               const value = await batch[i]!.fn(conn);
-              await raw(conn, 'RELEASE group_job', d);
               outcomes.push({ ok: true, value });
             } catch (error) {
               try {
