@@ -158,6 +158,18 @@ export class OperationsRepo {
     return this.db.kysely.selectFrom('operation_events').selectAll().where('operation_id', '=', operationId).orderBy('id').execute();
   }
 
+  /**
+   * The events that started a `submitted` or `input-required` status, oldest first: all
+   * the duration metrics need of an operation's history (read after a terminal or an
+   * answer), without decoding every event's detail.
+   */
+  async statusMarks(operationId: string): Promise<Array<Pick<EventRow, 'id' | 'at' | 'to_status'>>> {
+    const { rows } = await this.compiled.execute(this.db.kysely, 'statusMarks', [operationId, 'submitted', 'input-required'], ([id, a, b]) =>
+      this.db.kysely.selectFrom('operation_events').select(['id', 'at', 'to_status']).where('operation_id', '=', id).where('to_status', 'in', [a, b]).orderBy('id'),
+    );
+    return rows;
+  }
+
   /** Operations started on behalf of this one (corrections, cancels, governed steps), oldest first. */
   async childrenOf(parentId: string): Promise<OperationRow[]> {
     return this.db.kysely.selectFrom('operations').selectAll().where('parent_id', '=', parentId).orderBy('created_at').orderBy('id').execute();
