@@ -212,7 +212,7 @@ for (let next = SAMPLE_S; next <= RUN_S + 0.001; next += SAMPLE_S) {
     rows.push({ ...sample, creates: s.creates.accepted, reads: s.reads.ok, sseConnects: s.sse.connects });
     const afterWarmup = sample.t - lifeStartedS >= WARMUP_S;
     log(
-      `t=${fmtT(sample.t)} life ${life}${afterWarmup ? '' : ' (warm-up)'}: rss ${mb(sample.rssBytes)} MB, heap after GC ${mb(sample.heapAfterGcBytes)} MB, ` +
+      `t=${fmtT(sample.t)} life ${life}${afterWarmup ? '' : ' (warm-up)'}: rss ${mb(sample.rssBytes)} MB, heap after GC ${mb(sample.heapAfterGcBytes)} MB (code ${mb(sample.codeAfterGcBytes)}), ` +
         `event loop p99 ${sample.eventLoopP99Ms.toFixed(1)} ms, ops ${fmt(sample.rows.operations!)}, creates ${fmt(s.creates.accepted)}`,
     );
   } catch (err) {
@@ -297,6 +297,7 @@ const cols: Array<[string, (r: Row) => string]> = [
   ['RSS MB', (r) => mb(r.rssBytes)],
   ['heap MB', (r) => mb(r.heapUsedBytes)],
   ['heap after GC MB', (r) => mb(r.heapAfterGcBytes)],
+  ['of which code MB', (r) => mb(r.codeAfterGcBytes)],
   ['GC ms', (r) => r.gcMs.toFixed(0)],
   ['loop p99 ms', (r) => r.eventLoopP99Ms.toFixed(1)],
   ['handles', (r) => String(r.handles)],

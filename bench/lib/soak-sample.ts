@@ -40,6 +40,8 @@ export interface Sample {
   /** prom-client's reading, garbage included. */
   heapUsedBytes: number;
   heapAfterGcBytes: number;
+  /** Of which V8's code space (compiled code, grows while the JIT warms up). */
+  codeAfterGcBytes: number;
   gcMs: number;
   /** Event-loop delay p99 over the interval since the previous scrape (prom-client resets it each scrape; includes its 10 ms tick). */
   eventLoopP99Ms: number;
@@ -78,7 +80,7 @@ export async function takeSample(opts: { origin: string; apiKey: string; dbPath:
   const metrics = await (await fetch(`${opts.origin}/metrics`)).text();
   const gcRes = await fetch(`${opts.origin}/debug/gc`, { method: 'POST', headers: { authorization: `Bearer ${opts.apiKey}` } });
   if (gcRes.status !== 200) throw new Error(`POST /debug/gc answered ${gcRes.status}: ${await gcRes.text()}`);
-  const gc = (await gcRes.json()) as { heap_used_bytes: number; gc_ms: number };
+  const gc = (await gcRes.json()) as { heap_used_bytes: number; gc_ms: number; heap_spaces?: Record<string, number> };
   const p = 'adcp_orch_';
   return {
     t: opts.t,
@@ -86,6 +88,7 @@ export async function takeSample(opts: { origin: string; apiKey: string; dbPath:
     rssBytes: metricValue(metrics, `${p}process_resident_memory_bytes`),
     heapUsedBytes: metricValue(metrics, `${p}nodejs_heap_size_used_bytes`),
     heapAfterGcBytes: gc.heap_used_bytes,
+    codeAfterGcBytes: gc.heap_spaces?.code_space ?? 0,
     gcMs: gc.gc_ms,
     eventLoopP99Ms: metricValue(metrics, `${p}nodejs_eventloop_lag_p99_seconds`) * 1000,
     handles: metricValue(metrics, `${p}nodejs_active_handles_total`),

@@ -36,17 +36,28 @@ export interface EventFeedOptions {
   fallbackPollMs: number;
   /** Rows read per query while catching up. */
   pageSize: number;
-  /** Recent local notifications kept for the local path. */
+  /** Recent local notifications kept for the local path, at most this many… */
   windowSize?: number;
+  /** …and none older than this (ms). A reader that far behind reads from the database anyway. */
+  windowMs?: number;
+  /** The clock the window's age is measured with (tests). */
+  now?: () => number;
 }
 
 const DEFAULT_WINDOW = 10_000;
+// Live streams read from the window within milliseconds of a commit; only a stream that
+// fell behind (a slow client, a resume) wants older rows, and the database serves it.
+// Without an age bound an idle-ish service would hold its last 10,000 bodies for good
+// (the soak saw ~15 MB of heap collect that way before the count bound was reached).
+const DEFAULT_WINDOW_MS = 30_000;
 
 export class EventFeed {
   private readonly readers = new Set<Reader>();
   private timer: NodeJS.Timeout | undefined;
   /** Recent notifications committed here, by seq (insertion order is about seq order). */
   private readonly recent = new Map<number, NotificationRow>();
+  /** When each entry of `recent` was published (same keys, same order). */
+  private readonly publishedAt = new Map<number, number>();
   private recentMax = 0;
   /** Notifications handed over from the window / database reads made by readers (for benches and metrics). */
   readonly counts = { fromWindow: 0, databaseReads: 0 };
@@ -63,7 +74,10 @@ export class EventFeed {
     if (this.timer || this.options.fallbackPollMs <= 0) return;
     // Jitter, so instances and streams started together do not query in lockstep.
     const every = this.options.fallbackPollMs * (0.9 + Math.random() * 0.2);
-    this.timer = setInterval(() => this.wakeAll(), every);
+    this.timer = setInterval(() => {
+      this.prune((this.options.now ?? Date.now)());
+      this.wakeAll();
+    }, every);
     this.timer.unref();
   }
 
@@ -98,18 +112,31 @@ export class EventFeed {
   publish(rows: readonly NotificationRow[]): void {
     if (rows.length === 0) return;
     const tenants = new Set<string>();
+    const now = (this.options.now ?? Date.now)();
     for (const row of rows) {
       this.recent.set(row.seq, row);
+      this.publishedAt.set(row.seq, now);
       if (row.seq > this.recentMax) this.recentMax = row.seq;
       tenants.add(row.tenant_id);
     }
-    const max = this.options.windowSize ?? DEFAULT_WINDOW;
-    // Oldest first, about: an entry dropped early only sends a reader to the database.
-    for (const seq of this.recent.keys()) {
-      if (this.recent.size <= max) break;
-      this.recent.delete(seq);
-    }
+    this.prune(now);
     for (const r of this.readers) if (tenants.has(r.tenantId)) r.kick(false);
+  }
+
+  /** Entries in publication order, so the oldest go first; an entry dropped only sends a reader to the database. */
+  private prune(now: number): void {
+    const max = this.options.windowSize ?? DEFAULT_WINDOW;
+    const oldest = now - (this.options.windowMs ?? DEFAULT_WINDOW_MS);
+    for (const [seq, at] of this.publishedAt) {
+      if (this.recent.size <= max && at >= oldest) break;
+      this.recent.delete(seq);
+      this.publishedAt.delete(seq);
+    }
+  }
+
+  /** Rows held for the local path (tests, benches). */
+  get windowLength(): number {
+    return this.recent.size;
   }
 
   /** Something of this tenant changed on another instance: its readers look in the database. */

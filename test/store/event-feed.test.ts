@@ -99,4 +99,35 @@ describe.each(dialects)('event feed on $name', ({ make }) => {
     reads.mockRestore();
     r.sub.close();
   });
+
+  it('keeps only recent publications in memory, by age and by count; a reader behind them reads the table', async () => {
+    let now = 1_000_000;
+    const aged = new EventFeed(store, eventHorizonFor(store.db, log), log, { fallbackPollMs: 0, pageSize: 50, windowSize: 3, windowMs: 30_000, now: () => now });
+    try {
+      const start = await aged.startingPoint();
+      const first = await write('t', 2);
+      aged.publish(first);
+      expect(aged.windowLength).toBe(2);
+      now += 31_000;
+      const second = await write('t', 1);
+      aged.publish(second);
+      // The two older than 30 s went; only the new one is held.
+      expect(aged.windowLength).toBe(1);
+      const more = await write('t', 4);
+      aged.publish(more);
+      expect(aged.windowLength).toBe(3);
+
+      // A stream from before all of them still gets every one, once, in order: from the table.
+      const reads = vi.spyOn(store.notifications, 'after');
+      const got: NotificationRow[] = [];
+      const sub = aged.subscribe('t', start, { deliver: async (rows) => void got.push(...rows), end: () => undefined });
+      await eventually(async () => (got.length >= 7 ? true : undefined), 10_000, 5);
+      expect(got.map((n) => n.id)).toEqual([...first, ...second, ...more].map((n) => n.id));
+      expect(reads).toHaveBeenCalled();
+      reads.mockRestore();
+      sub.close();
+    } finally {
+      aged.stop();
+    }
+  });
 });

@@ -8,6 +8,7 @@
  * for tens of milliseconds, which is why it is nothing to leave on in production.
  */
 import type { FastifyInstance } from 'fastify';
+import { getHeapSpaceStatistics } from 'node:v8';
 import type { Store } from '../../store/index.js';
 import { requireApiKey, requireRole } from '../auth.js';
 
@@ -38,6 +39,9 @@ export function debugGcRoutes(app: FastifyInstance, deps: { store: Store }): voi
       external_bytes: m.external,
       array_buffers_bytes: m.arrayBuffers,
       gc_ms: Math.round(gcMs * 10) / 10,
+      // Per V8 space: code_space is compiled code (it grows while the JIT warms up),
+      // the others are data, which is where a leak would show.
+      heap_spaces: Object.fromEntries(getHeapSpaceStatistics().map((s) => [s.space_name, s.space_used_size])),
     };
   });
 }
