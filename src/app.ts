@@ -46,6 +46,7 @@ import { GovernanceGuard } from './engine/governance/governed-ops.js';
 import { PlanBook } from './engine/governance/plan-book.js';
 import { CampaignService } from './engine/governance/campaigns.js';
 import { CampaignWatcher } from './engine/governance/campaign-watcher.js';
+import type { WriteSlot } from './store/write-batch.js';
 
 export interface AppOptions {
   config: Config;
@@ -136,14 +137,14 @@ export async function createApp(opts: AppOptions): Promise<App> {
   // A person's answer on its way to the seller has its own runner, and so have the clock of a held
   // request (reminders, expiry: never a send) and a governed operation's own steps (check, review,
   // outcome report); everything else is a send or a poll.
-  const runClaimed = (row: OperationRow) =>
+  const runClaimed = (row: OperationRow, writes?: WriteSlot) =>
     row.check_kind === ANSWER_CHECK
       ? delivery.run(row)
       : row.check_kind === INPUT_TIMER_CHECK
         ? inputTimers.run(row)
         : governance.handles(row.check_kind)
           ? governance.run(row)
-          : operations.runClaimed(row);
+          : operations.runClaimed(row, writes);
   const scheduler = new Scheduler(store, runClaimed, clock, logger, {
     instanceId,
     leaseMs: operations.leaseMs,

@@ -14,6 +14,7 @@ import type { AgentRow, OperationRow } from '../store/index.js';
 import type { NewEvent } from '../store/operations-repo.js';
 import { newOperationRow } from '../store/operation-row.js';
 import type { SecretBox } from '../store/secret-box.js';
+import type { KeyReservation } from '../store/idempotency-repo.js';
 import { EngineError } from './errors.js';
 import { heldTimer, reminderPolicyOf } from './input-timers.js';
 import { RequestSealer } from './sealed-request.js';
@@ -45,6 +46,8 @@ export interface CreateOperationInput {
    * check_governance step instead of the send, and is sent only once approved.
    */
   governance?: GovernedState;
+  /** The API's Idempotency-Key, reserved in the same commit as the operation (src/api/idempotency.ts). */
+  reservation?: KeyReservation;
 }
 
 export interface BuildOptions {

@@ -1,10 +1,12 @@
 /**
  * Storing a new operation: its row built (operation-builder.ts) and inserted with
- * its creation events in one commit, or, when the same (agent, idempotency_key)
- * already has an operation, that one if it is the same request.
+ * its creation events in one commit (with the API's Idempotency-Key reservation,
+ * when the request brings one to reserve), or, when the same (agent,
+ * idempotency_key) already has an operation, that one if it is the same request.
  */
 import type { Store, OperationRow } from '../store/index.js';
 import { isUniqueViolation } from '../store/db.js';
+import { inWriteTransaction } from '../store/tx.js';
 import type { SecretBox } from '../store/secret-box.js';
 import type { ChangeBus } from './change-bus.js';
 import type { Clock } from './clock.js';
@@ -37,8 +39,15 @@ export async function insertOperation(
   if (!agent) throw new EngineError('agent_not_found', `agent ${input.agentId} not found`, 404);
   const { row, params, events } = buildOperation(input, agent, deps.secrets, options, deps.clock.now(), claim);
   let written;
+  const reservation = input.reservation;
   try {
-    written = await deps.store.operations.insert(row, events);
+    written = reservation
+      ? await inWriteTransaction(deps.store.db, async (trx) => {
+          await reservation.reserveIn(trx);
+          return deps.store.operations.insertIn(trx, row, events);
+        })
+      : await deps.store.operations.insert(row, events);
+    reservation?.committed();
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;
     return { row: await existingFor(deps, row, params), inserted: false };

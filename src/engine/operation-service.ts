@@ -31,6 +31,7 @@ import type { Metrics } from './metrics.js';
 import { BrokenCircuitError, type AgentBreakers } from './breakers.js';
 import { planObservation, type ObservationOutcome, type TaskObservation, type TimingPolicy } from './observation-plan.js';
 import type { Tx } from '../store/tx.js';
+import type { WriteSlot } from '../store/write-batch.js';
 import { callingMarkPlan, giveUpPlan } from './work-plans.js';
 import { INPUT_TIMER_CHECK, withInputExpiry, type InputTimers } from './input-timers.js';
 import type { GovernanceHooks } from './governance/hooks.js';
@@ -94,14 +95,18 @@ export class OperationService {
     // An existing operation (the same idempotency key again) is already being driven;
     // a held one waits for a person.
     if (!inserted || input.hold) return row;
+    let written: OperationRow | undefined;
     const first = this.governance?.handles(row.check_kind)
       ? this.governance.run(row)
       : row.status === 'calling_adcp'
-        ? this.call(row, leaseOf(row), undefined) // stored already marked: straight to the wire
+        ? this.call(row, leaseOf(row), undefined).then((r) => {
+            written = r;
+          }) // stored already marked: straight to the wire
         : this.send(row);
     const sending = first.catch((err) => this.log.error({ err, operation_id: row.id }, 'send failed'));
     await Promise.race([sending, delay(this.options.syncWaitMs)]);
-    return (await this.store.operations.get(row.id)) ?? row;
+    // The row as the reply's write left it when that write ended the wait (no read needed); else as stored now.
+    return written ?? (await this.store.operations.get(row.id)) ?? row;
   }
 
   /**
@@ -109,7 +114,7 @@ export class OperationService {
    * call: timers that are due for their own sake (deadline passed, a reminder owed),
    * the retry budget, and the agent's circuit breaker.
    */
-  async runClaimed(row: OperationRow): Promise<void> {
+  async runClaimed(row: OperationRow, writes?: WriteSlot): Promise<void> {
     const now = this.clock.now();
     // A held request's clock: never a send, only a person's answer sends what waits for one.
     if (row.check_kind === INPUT_TIMER_CHECK) return this.inputTimers.run(row);
@@ -131,7 +136,7 @@ export class OperationService {
       return;
     }
     if (row.check_kind === 'send') await this.send(row);
-    else await this.poll(row);
+    else await this.poll(row, writes);
   }
 
   /** Deadline passed → stalled (not a seller failure), recorded once. Reminders are the input timers' (above). */
@@ -194,13 +199,16 @@ export class OperationService {
     await this.call(marked.row, lease, args);
   }
 
-  /** The call itself, on a row already marked `calling_adcp` under `lease`, and its outcome written. */
-  private async call(marked: OperationRow, lease: Lease, args: Record<string, unknown> | undefined): Promise<void> {
+  /**
+   * The call itself, on a row already marked `calling_adcp` under `lease`, and its outcome
+   * written. Returns the row as that write left it when the reply was applied.
+   */
+  private async call(marked: OperationRow, lease: Lease, args: Record<string, unknown> | undefined): Promise<OperationRow | undefined> {
     const row = marked;
     const agent = await this.store.agents.get(row.agent_id);
     if (!agent) {
       await this.observe(row.id, lease, { status: 'failed', source: 'call', error: { code: 'AGENT_NOT_FOUND', message: 'agent was removed' } });
-      return;
+      return undefined;
     }
     let reply: TaskReply;
     try {
@@ -210,10 +218,10 @@ export class OperationService {
     } catch (err) {
       if (err instanceof BrokenCircuitError) {
         await this.waitForBreaker(marked, this.breakers.retryAt(agent.id, this.clock.now()) ?? this.clock.now() + 1000);
-        return;
+        return undefined;
       }
       await this.onSendFailure(marked, lease, agent.name, err);
-      return;
+      return undefined;
     }
     this.metrics.agentCall(agent.name, row.type, reply.error ? 'error' : 'ok');
     if (reply.error) this.metrics.agentError(agent.name, reply.error.code);
@@ -221,12 +229,14 @@ export class OperationService {
     // carried out: the same key and bytes go again later, never earlier than retry_after.
     if (reply.status === 'failed' && reply.error?.recovery === 'transient' && !reply.taskId) {
       await this.onSendFailure(marked, lease, agent.name, new AdcpTransportError(reply.error.message ?? reply.error.code, 'protocol', undefined, reply.error), false);
-      return;
+      return undefined;
     }
-    await this.observe(row.id, lease, { ...replyToObservation(reply), source: 'call' });
+    const result = await this.observe(row.id, lease, { ...replyToObservation(reply), source: 'call' });
+    return result.outcome === 'applied' ? result.row : undefined;
   }
 
-  async poll(row: OperationRow): Promise<void> {
+  /** `writes`: the row's slot in its claimed page's shared commit, for the reply's write. */
+  async poll(row: OperationRow, writes?: WriteSlot): Promise<void> {
     const lease = leaseOf(row);
     const agent = await this.store.agents.get(row.agent_id);
     if (!agent || !row.task_id) {
@@ -249,7 +259,7 @@ export class OperationService {
       return;
     }
     this.metrics.poll(agent.name, 'ok');
-    await this.observe(row.id, lease, { ...replyToObservation(reply), source: 'poll' });
+    await this.observe(row.id, lease, { ...replyToObservation(reply), source: 'poll' }, undefined, writes);
   }
 
   /**
@@ -261,10 +271,15 @@ export class OperationService {
     lease: Lease | null,
     obs: TaskObservation,
     alongside?: Alongside<ObservationOutcome>,
+    /** Write through this slot of a claimed page (src/store/write-batch.ts) instead of on its own. */
+    writes?: WriteSlot,
   ): Promise<MutateResult<ObservationOutcome>> {
     obs = await withInputExpiry(this.store, operationId, obs);
     const now = this.clock.now();
-    const result = await this.store.operations.mutate(operationId, lease, this.observationPlan(lease, obs, now), now, alongside);
+    const plan = this.observationPlan(lease, obs, now);
+    const result = writes
+      ? await writes.write((trx) => this.store.operations.mutateIn(trx, operationId, lease, plan, now, alongside))
+      : await this.store.operations.mutate(operationId, lease, plan, now, alongside);
     await this.observed(operationId, result);
     return result;
   }
@@ -289,7 +304,13 @@ export class OperationService {
   /** After an observation committed: change notice, metrics, log. */
   async observed(operationId: string, result: MutateResult<ObservationOutcome | 'task_type_conflict' | null>): Promise<void> {
     if (result.outcome === 'applied' && result.events.length > 0) this.bus.publish({ operation: result.row, events: result.events, notifications: result.notifications });
-    if (result.outcome === 'applied') await recordObservationMetrics(this.store, this.metrics, result.row, result.events, result.value);
+    if (result.outcome === 'applied') {
+      // Not awaited: the durations of an ending or an answer read the history, and that read
+      // is metrics only, so it stays off the caller's path (an API answer, a webhook's ack).
+      recordObservationMetrics(this.store, this.metrics, result.row, result.events, result.value).catch((err) =>
+        this.log.debug({ err, operation_id: operationId }, 'observation metrics: reading the history failed'),
+      );
+    }
     if (result.outcome === 'lease_lost') this.log.info({ operation_id: operationId }, 'lease lost before writing; discarded');
   }
 

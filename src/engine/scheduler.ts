@@ -6,7 +6,14 @@
  */
 import type { Logger } from 'pino';
 import type { Store, OperationRow } from '../store/index.js';
+import { WriteBatch, type WriteSlot } from '../store/write-batch.js';
 import type { Clock } from './clock.js';
+
+/**
+ * Runs one claimed row. `writes`, when given, is the row's slot in its page's shared
+ * commit (src/store/write-batch.ts): the runner may make its final write through it.
+ */
+export type ClaimedRunner = (row: OperationRow, writes?: WriteSlot) => Promise<void>;
 
 export interface SchedulerOptions {
   instanceId: string;
@@ -21,7 +28,16 @@ export interface SchedulerOptions {
    * sellers as a rising stream, not a burst. 0 turns it off.
    */
   warmupMs?: number;
+  /**
+   * SQLite: the writes of a claimed page wait for each other this long at most (from
+   * the first one) to share one commit; the next page is claimed in that commit. 0
+   * turns it off (each write is grouped only with what arrives in its own turn).
+   */
+  pageWriteWaitMs?: number;
 }
+
+/** Long enough for the replies of a page of local polls to come back together, short against any poll interval. */
+export const DEFAULT_PAGE_WRITE_WAIT_MS = 25;
 
 export class Scheduler {
   private running = false;
@@ -33,7 +49,7 @@ export class Scheduler {
 
   constructor(
     private readonly store: Store,
-    private readonly run: (row: OperationRow) => Promise<void>,
+    private readonly run: ClaimedRunner,
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly options: SchedulerOptions,
@@ -58,7 +74,11 @@ export class Scheduler {
     this.running = false;
     this.wake();
     await this.loopDone;
-    await Promise.race([Promise.allSettled([...this.active]), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+    // Again while there is work: a page claimed ahead adds its rows once its claim commits.
+    const until = performance.now() + timeoutMs;
+    while (this.active.size > 0 && performance.now() < until) {
+      await Promise.race([Promise.allSettled([...this.active]), new Promise((r) => setTimeout(r, until - performance.now()).unref())]);
+    }
   }
 
   private async loop(): Promise<void> {
@@ -95,7 +115,7 @@ export class Scheduler {
    */
   private roomToClaim(): number {
     const allowed = this.allowedConcurrency();
-    const room = allowed - this.inFlight;
+    const room = allowed - this.inFlight - this.claimingAhead;
     if (room <= 0) return 0;
     if (this.inFlight > 0 && room < Math.max(1, Math.floor(allowed / 4))) return 0;
     return room;
@@ -105,18 +125,56 @@ export class Scheduler {
     const room = this.roomToClaim();
     if (room <= 0) return 0;
     const rows = await this.store.operations.claimDue(this.options.instanceId, this.clock.now(), this.options.leaseMs, room);
-    for (const row of rows) this.dispatch(row);
+    this.dispatchPage(rows);
     return rows.length;
   }
 
-  private dispatch(row: OperationRow): void {
+  /** Rows claimed together run together; on SQLite their final writes share one commit. */
+  private dispatchPage(rows: OperationRow[]): void {
+    const waitMs = this.options.pageWriteWaitMs ?? DEFAULT_PAGE_WRITE_WAIT_MS;
+    const db = this.store.db;
+    if (rows.length < 2 || waitMs <= 0 || db?.dialect !== 'sqlite') {
+      for (const row of rows) this.dispatch(row);
+      return;
+    }
+    const batch = new WriteBatch(db, rows.length, waitMs, (held) => this.claimAhead(held));
+    for (const row of rows) this.dispatch(row, batch.slot());
+  }
+
+  /**
+   * A page's writes were just queued: claim the next page now, so the claim shares
+   * their commit instead of taking one of its own after it. Its size is the room there
+   * will be once the `held` writers finish, which they do right after that commit (the
+   * write is their last step); it is dispatched when the commit is done.
+   */
+  private claimAhead(held: number): void {
+    if (!this.running) return;
+    const room = this.allowedConcurrency() - (this.inFlight - held) - this.claimingAhead;
+    if (room < Math.max(1, Math.floor(this.allowedConcurrency() / 4))) return;
+    this.claimingAhead += room;
+    const claim = this.store.operations
+      .claimDue(this.options.instanceId, this.clock.now(), this.options.leaseMs, room)
+      .then((rows) => this.dispatchPage(rows))
+      .catch((err) => this.log.error({ err }, 'scheduler: claiming due work failed'))
+      .finally(() => {
+        this.claimingAhead -= room;
+        this.active.delete(claim);
+      });
+    // stop() waits for it: rows it claims are run, never left leased.
+    this.active.add(claim);
+  }
+
+  private claimingAhead = 0;
+
+  private dispatch(row: OperationRow, writes?: WriteSlot): void {
     this.inFlight++;
     const warmingUp = this.clock.now() - this.startedAt < (this.options.warmupMs ?? 0);
     const jitter = warmingUp ? Math.round(250 * this.clock.random()) : 0;
     const task = (jitter > 0 ? new Promise((r) => setTimeout(r, jitter)) : Promise.resolve())
-      .then(() => this.run(row))
+      .then(() => this.run(row, writes))
       .catch((err) => this.log.error({ err, operation_id: row.id }, 'scheduler: work failed; the lease will expire and it will be retried'))
       .finally(() => {
+        writes?.done();
         this.inFlight--;
         this.active.delete(task);
         this.wake();

@@ -93,7 +93,8 @@ export function operationRoutes(app: FastifyInstance, deps: { store: Store; oper
     requested: Record<string, unknown>,
   ) => {
     const tenant = tenantOf(req);
-    return idempotent(deps.store, req, reply, tenant.id, async () => {
+    // The key is reserved in the commit that stores the operation (reserveInWork): one commit less before the call.
+    return idempotent(deps.store, req, reply, tenant.id, async (reservation) => {
       let params = requested;
       let governance;
       if (body.governance) {
@@ -114,9 +115,10 @@ export function operationRoutes(app: FastifyInstance, deps: { store: Store; oper
         actor: actorOf(req),
         ...(hold ? { hold } : {}),
         ...(governance ? { governance } : {}),
+        ...(reservation ? { reservation } : {}),
       });
       return { statusCode: 202, body: presentOperation(row) };
-    });
+    }, { reserveInWork: true });
   };
 
   r.post('/v1/operations', { schema: { body: OperationInput, tags: ['operations'], summary: 'Run an AdCP task durably' }, preHandler: asOperator }, (req, reply) =>
