@@ -21,7 +21,7 @@ export async function recordObservationMetrics(
     const ended = isTerminal(e.to_status as OperationStatus);
     if (!leftInput && !ended) continue;
     // Durations need the moment a status began: read the history only at these rare points.
-    const history = await store.operations.events(row.id);
+    const history = await store.operations.statusMarks(row.id);
     if (leftInput) {
       const asked = history.filter((h) => h.to_status === 'input-required' && h.id < e.id).pop();
       if (asked) metrics.approvalDuration.observe({ type: row.type }, (e.at - asked.at) / 1000);

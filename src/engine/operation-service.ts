@@ -19,7 +19,7 @@ import type { BuildOptions, CreateOperationInput } from './operation-builder.js'
 import { insertOperation, type CreationDeps } from './operation-creation.js';
 import { describeError, errorKind, isRetryableSendFailure, leaseOf, releasedLease, replyToObservation } from './call-outcomes.js';
 import { recordObservationMetrics } from './observation-metrics.js';
-import type { MutateResult, MutationPlan } from '../store/operations-repo.js';
+import type { Alongside, MutateResult, MutationPlan } from '../store/operations-repo.js';
 import type { SecretBox } from '../store/secret-box.js';
 import { RequestSealer } from './sealed-request.js';
 import { endpointFor } from './agent-endpoints.js';
@@ -270,7 +270,7 @@ export class OperationService {
     operationId: string,
     lease: Lease | null,
     obs: TaskObservation,
-    alongside?: (trx: Tx, outcome: ObservationOutcome) => Promise<void>,
+    alongside?: Alongside<ObservationOutcome>,
     /** Write through this slot of a claimed page (src/store/write-batch.ts) instead of on its own. */
     writes?: WriteSlot,
   ): Promise<MutateResult<ObservationOutcome>> {
@@ -294,7 +294,7 @@ export class OperationService {
     operationId: string,
     lease: Lease | null,
     obs: TaskObservation,
-    alongside?: (trx: Tx, outcome: ObservationOutcome) => Promise<void>,
+    alongside?: Alongside<ObservationOutcome>,
   ): Promise<MutateResult<ObservationOutcome>> {
     obs = await withInputExpiry(this.store, operationId, obs, trx);
     const now = this.clock.now();

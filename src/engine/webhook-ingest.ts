@@ -8,7 +8,8 @@
  * type), the terminal result checked against the task's response schema, then
  * durable dedupe and apply in ONE write transaction (group-committed on SQLite),
  * whose promise settles only after the commit: a caller acknowledges nothing
- * that is not durable. If that transaction fails, the delivery is stored on its
+ * that is not durable. The delivery row is written already applied, in that
+ * transaction, by the same statement that dedupes it. If that transaction fails, the delivery is stored on its
  * own and applied after; a delivery stored but never applied is picked up by
  * `applyStored` (the recovery sweep).
  *
@@ -130,11 +131,17 @@ export class WebhookIngest {
           if (refusal) throw new Refused(refusal);
         }
         const now = this.now();
-        const recorded = await this.deps.store.deliveries.recordIn(trx, delivery, now);
+        // The delivery is stored already applied, with its outcome, once the plan has
+        // decided and before the change is written: one statement dedupes and marks it.
+        // A duplicate abandons the change (nothing of it is written).
+        const stored: { recorded?: RecordResult } = {};
+        const applied = await this.deps.operations.observeIn(trx, op.id, null, observation, async (t, outcome) => {
+          stored.recorded = await this.deps.store.deliveries.recordAppliedIn(t, delivery, outcome, now);
+          return stored.recorded.kind === 'new' ? undefined : 'abandon';
+        });
+        // No operation to apply it to (gone since its URL was read): stored as received, as before.
+        const recorded = stored.recorded ?? (await this.deps.store.deliveries.recordIn(trx, delivery, now));
         if (recorded.kind !== 'new') return { recorded };
-        const applied = await this.deps.operations.observeIn(trx, op.id, null, observation, (t, outcome) =>
-          this.deps.store.deliveries.markApplied(t, recorded.delivery.id, outcome, now),
-        );
         return { recorded, applied };
       });
     } catch (err) {

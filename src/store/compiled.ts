@@ -7,8 +7,13 @@
  * place of each value and kept only if its parameters are exactly those markers,
  * in order (so no value is inlined into the SQL and the binding order is known).
  * Otherwise the query is built with the real values every time, as before.
+ *
+ * On SQLite a compiled statement also skips Kysely's executor where that is safe
+ * (src/store/direct.ts): on the connection of a running write transaction, or a
+ * read while no transaction is open.
  */
 import type { Compilable, CompiledQuery, QueryResult } from 'kysely';
+import type { DirectSqlite } from './direct.js';
 import type { Tx } from './tx.js';
 
 type Primitive = string | number | bigint | null;
@@ -16,7 +21,10 @@ type Primitive = string | number | bigint | null;
 export class CompiledQueries {
   private readonly templates = new Map<string, CompiledQuery<unknown> | false>();
 
-  constructor(private readonly max = 200) {}
+  constructor(
+    private readonly direct?: DirectSqlite,
+    private readonly max = 200,
+  ) {}
 
   /**
    * Runs `build(params)` on `conn`, from a cached compilation when `key` was seen before.
@@ -32,7 +40,11 @@ export class CompiledQueries {
       if (this.templates.size >= this.max) this.templates.delete(this.templates.keys().next().value!);
       this.templates.set(key, template);
     }
-    if (template) return conn.executeQuery<R>({ ...(template as CompiledQuery<R>), parameters: params });
+    if (template) {
+      const now = this.direct?.tryExecute<R>(conn, template.sql, params);
+      if (now) return Promise.resolve(now);
+      return conn.executeQuery<R>({ ...(template as CompiledQuery<R>), parameters: params });
+    }
     return conn.executeQuery<R>(build(params).compile());
   }
 }

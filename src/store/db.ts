@@ -9,6 +9,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
+import { DirectSqlite } from './direct.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -23,6 +24,8 @@ export interface Db {
    * connection (another process, another store on the same file) has committed.
    */
   dataVersion?: () => number;
+  /** SQLite only: hot statements run on better-sqlite3 where that is safe (src/store/direct.ts). */
+  direct?: DirectSqlite;
 }
 
 // PostgreSQL returns BIGINT as text to avoid precision loss; our BIGINTs are epoch
@@ -50,7 +53,9 @@ export function openDb(url: string, opts: { poolSize?: number; onIdleConnectionL
     database.pragma('synchronous = FULL');
     database.pragma('busy_timeout = 10000');
     database.pragma('foreign_keys = ON');
-    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
+    const cached = withStatementCache(database);
+    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: cached }) });
+    const direct = new DirectSqlite(database, (sql) => cached.prepare(sql) as SQLite.Statement, kysely);
     const dataVersion = database.prepare('PRAGMA data_version').pluck();
     return {
       kysely,
@@ -58,6 +63,7 @@ export function openDb(url: string, opts: { poolSize?: number; onIdleConnectionL
       describe: `sqlite:${path}`,
       close: () => kysely.destroy(),
       dataVersion: () => dataVersion.get() as number,
+      direct,
     };
   }
   if (/^postgres(ql)?:\/\//.test(url)) {
@@ -87,7 +93,7 @@ export function openDb(url: string, opts: { poolSize?: number; onIdleConnectionL
  * single connection out under a mutex and nothing here streams: one statement is
  * never executing twice at once.
  */
-function withStatementCache(database: SQLite.Database, max = 500): SqliteDatabase {
+function withStatementCache(database: SQLite.Database, max = 500): SqliteDatabase & { prepare(sql: string): SQLite.Statement } {
   const cache = new Map<string, SQLite.Statement>();
   return {
     prepare(sql: string) {

@@ -1,8 +1,10 @@
 /**
  * Durable dedupe of inbound webhook deliveries on (sender, idempotency_key),
- * kept at least 24 h. A delivery is stored before it is applied and marked
- * applied together with the operation change, so a crash in between leaves a
- * `received` row that the recovery sweep applies on restart.
+ * kept at least 24 h. A delivery is stored `applied` in the very transaction
+ * that applies it (recordAppliedIn), or, when that transaction failed, stored
+ * `received` first and marked applied together with the operation change, so a
+ * crash in between leaves a `received` row that the recovery sweep applies on
+ * restart.
  */
 import { randomUUID } from 'node:crypto';
 import type { Selectable } from 'kysely';
@@ -29,9 +31,11 @@ export interface NewDelivery {
 
 export class DeliveriesRepo {
   /** The webhook path's statements, compiled once. */
-  private readonly compiled = new CompiledQueries();
+  private readonly compiled: CompiledQueries;
 
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db) {
+    this.compiled = new CompiledQueries(db.direct);
+  }
 
   /** Stores a delivery on its own (grouped commit on SQLite); see recordIn. */
   async record(d: NewDelivery, now = Date.now()): Promise<RecordResult> {
@@ -44,17 +48,31 @@ export class DeliveriesRepo {
    * transaction (or autocommit with the top-level instance), and says which case it was.
    */
   async recordIn(trx: Tx, d: NewDelivery, now = Date.now()): Promise<RecordResult> {
+    return this.insertOrFind(trx, d, { state: 'received', outcome: null, received_at: now, applied_at: null });
+  }
+
+  /**
+   * Inserts the delivery already `applied` with its outcome, unless (sender, key) is
+   * known: for the transaction that applies it, so one statement both dedupes and
+   * marks it (instead of an insert and an update). The caller must not apply it when
+   * the answer is not `new`.
+   */
+  async recordAppliedIn(trx: Tx, d: NewDelivery, outcome: string, now = Date.now()): Promise<RecordResult> {
+    return this.insertOrFind(trx, d, { state: 'applied', outcome, received_at: now, applied_at: now });
+  }
+
+  private async insertOrFind(trx: Tx, d: NewDelivery, state: Pick<DeliveryRow, 'state' | 'outcome' | 'received_at' | 'applied_at'>): Promise<RecordResult> {
     const row: DeliveryRow = {
       id: randomUUID(),
       sender: d.sender,
       idempotency_key: d.idempotencyKey,
       fingerprint: d.fingerprint,
       operation_id: d.operationId,
-      state: 'received',
-      outcome: null,
+      state: state.state,
+      outcome: state.outcome,
       payload: d.payload,
-      received_at: now,
-      applied_at: null,
+      received_at: state.received_at,
+      applied_at: state.applied_at,
     };
     const columns = Object.keys(row) as Array<keyof DeliveryRow>;
     const inserted = await this.compiled.execute(trx, 'insert', Object.values(row), (p) =>

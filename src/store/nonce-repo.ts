@@ -14,18 +14,26 @@ import { sql } from 'kysely';
 import type { NonceInsertResult, NonceReplayStore } from '../adcp/webhook-signature.js';
 import type { Db } from './db.js';
 import { inWriteTransaction, type Tx } from './tx.js';
+import { CompiledQueries } from './compiled.js';
 
 /** Rows of `webhook_nonce_counts` per key (see the migration: contention on PostgreSQL). */
 const SHARDS = 8;
 
 export class DbNonceReplayStore implements NonceReplayStore {
+  /** The three statements of every fresh nonce, compiled once. */
+  private readonly compiled: CompiledQueries;
+
   constructor(
     private readonly db: Db,
     readonly maxPerKeyid = 100_000,
-  ) {}
+  ) {
+    this.compiled = new CompiledQueries(db.direct);
+  }
 
   async isAtCapacity(keyid: string, nowMs: number, conn: Tx = this.db.kysely): Promise<boolean> {
-    const { rows: bound } = await sql<{ n: number | string | null }>`SELECT sum(n) AS n FROM webhook_nonce_counts WHERE keyid = ${keyid}`.execute(conn);
+    const { rows: bound } = await this.compiled.execute(conn, 'bound', [keyid], ([k]) =>
+      conn.selectFrom('webhook_nonce_counts').select((eb) => eb.fn.sum<number | string | null>('n').as('n')).where('keyid', '=', k),
+    );
     if (Number(bound[0]?.n ?? 0) < this.maxPerKeyid) return false;
     const row = await conn
       .selectFrom('webhook_nonces')
@@ -54,13 +62,20 @@ export class DbNonceReplayStore implements NonceReplayStore {
   async checkAndInsertOn(conn: Tx, keyid: string, nonce: string, expiresAtMs: number, nowMs: number): Promise<NonceInsertResult> {
     if (await this.isAtCapacity(keyid, nowMs, conn)) return 'rate_abuse';
     // A new row (and one more in the key's count), or nothing when the pair exists.
-    const { rows: inserted } = await sql<{ nonce: string }>`
-      INSERT INTO webhook_nonces (keyid, nonce, expires_at) VALUES (${keyid}, ${nonce}, ${expiresAtMs})
-      ON CONFLICT (keyid, nonce) DO NOTHING RETURNING nonce`.execute(conn);
+    const { rows: inserted } = await this.compiled.execute(conn, 'insert', [keyid, nonce, expiresAtMs], ([k, n, e]) =>
+      conn
+        .insertInto('webhook_nonces')
+        .values({ keyid: k, nonce: n, expires_at: e })
+        .onConflict((oc) => oc.columns(['keyid', 'nonce']).doNothing())
+        .returning('nonce'),
+    );
     if (inserted.length > 0) {
-      await sql`
-        INSERT INTO webhook_nonce_counts (keyid, shard, n) VALUES (${keyid}, ${randomInt(SHARDS)}, 1)
-        ON CONFLICT (keyid, shard) DO UPDATE SET n = webhook_nonce_counts.n + 1`.execute(conn);
+      await this.compiled.execute(conn, 'count', [keyid, randomInt(SHARDS), 1], ([k, shard, one]) =>
+        conn
+          .insertInto('webhook_nonce_counts')
+          .values({ keyid: k, shard, n: one })
+          .onConflict((oc) => oc.columns(['keyid', 'shard']).doUpdateSet({ n: sql`webhook_nonce_counts.n + 1` })),
+      );
       return 'fresh';
     }
     // The pair exists: take over an expired entry (the row count is unchanged); a live one is a replay.

@@ -30,12 +30,14 @@ export function newNotificationId(): string {
 }
 
 export class NotificationsRepo {
-  private readonly compiled = new CompiledQueries();
+  private readonly compiled: CompiledQueries;
 
   constructor(
     private readonly db: Db,
     private readonly options: NotificationsOptions = {},
-  ) {}
+  ) {
+    this.compiled = new CompiledQueries(db.direct);
+  }
 
   /**
    * Writes notifications in the caller's transaction. On PostgreSQL readers rely on

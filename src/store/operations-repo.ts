@@ -67,6 +67,14 @@ export interface MutationPlan<T> {
   value: T;
 }
 
+/**
+ * More writes that must commit with a mutation (e.g. storing the webhook delivery it
+ * applies), run after `plan` decided and before anything is written. Answering
+ * 'abandon' writes nothing of the mutation, which then reports itself `unchanged`
+ * (e.g. the delivery turned out to be a duplicate).
+ */
+export type Alongside<T> = (trx: Tx, value: T) => Promise<void | 'abandon'>;
+
 /** What a committed write added to the history, and the notifications it raised. */
 export interface Written {
   events: EventRow[];
@@ -83,12 +91,14 @@ export interface ListFilters {
 
 export class OperationsRepo {
   /** The hot statements (webhook and poll paths), compiled once. */
-  private readonly compiled = new CompiledQueries();
+  private readonly compiled: CompiledQueries;
 
   constructor(
     private readonly db: Db,
     private readonly notifications: NotificationsRepo,
-  ) {}
+  ) {
+    this.compiled = new CompiledQueries(db.direct);
+  }
 
   async insert(row: OperationRow, events: NewEvent | NewEvent[]): Promise<Written> {
     return inWriteTransaction(this.db, (trx) => this.insertIn(trx, row, events));
@@ -146,6 +156,18 @@ export class OperationsRepo {
 
   async events(operationId: string): Promise<EventRow[]> {
     return this.db.kysely.selectFrom('operation_events').selectAll().where('operation_id', '=', operationId).orderBy('id').execute();
+  }
+
+  /**
+   * The events that started a `submitted` or `input-required` status, oldest first: all
+   * the duration metrics need of an operation's history (read after a terminal or an
+   * answer), without decoding every event's detail.
+   */
+  async statusMarks(operationId: string): Promise<Array<Pick<EventRow, 'id' | 'at' | 'to_status'>>> {
+    const { rows } = await this.compiled.execute(this.db.kysely, 'statusMarks', [operationId, 'submitted', 'input-required'], ([id, a, b]) =>
+      this.db.kysely.selectFrom('operation_events').select(['id', 'at', 'to_status']).where('operation_id', '=', id).where('to_status', 'in', [a, b]).orderBy('id'),
+    );
+    return rows;
   }
 
   /** Operations started on behalf of this one (corrections, cancels, governed steps), oldest first. */
@@ -257,8 +279,8 @@ export class OperationsRepo {
     lease: Lease | null,
     plan: (row: OperationRow) => MutationPlan<T>,
     now = Date.now(),
-    /** More writes that must commit with this one (e.g. marking a webhook delivery applied). */
-    alongside?: (trx: Tx, value: T) => Promise<void>,
+    /** More writes that must commit with this one (see Alongside). */
+    alongside?: Alongside<T>,
   ): Promise<MutateResult<T>> {
     return inWriteTransaction(this.db, (trx) => this.mutateIn(trx, id, lease, plan, now, alongside));
   }
@@ -273,7 +295,7 @@ export class OperationsRepo {
     lease: Lease | null,
     plan: (row: OperationRow) => MutationPlan<T>,
     now = Date.now(),
-    alongside?: (trx: Tx, value: T) => Promise<void>,
+    alongside?: Alongside<T>,
   ): Promise<MutateResult<T>> {
     const { rows } = await this.compiled.execute(trx, 'getLocked', [id], ([p]) => {
       const q = trx.selectFrom('operations').selectAll().where('id', '=', p);
@@ -286,8 +308,8 @@ export class OperationsRepo {
     }
     const decided = plan(row);
     const events = decided.events ?? [];
-    if (alongside) await alongside(trx, decided.value);
-    if (!decided.patch && events.length === 0) return { outcome: 'unchanged' as const, row, value: decided.value };
+    const abandoned = alongside ? (await alongside(trx, decided.value)) === 'abandon' : false;
+    if (abandoned || (!decided.patch && events.length === 0)) return { outcome: 'unchanged' as const, row, value: decided.value };
     const patch: OperationPatch = { ...decided.patch, updated_at: now };
     await this.update(trx, id, patch);
     const updated = { ...row, ...patch } as OperationRow;

@@ -6,7 +6,7 @@
  * another process wrote in between (a deferred BEGIN would upgrade too late).
  * Write jobs are group-committed (DESIGN.md §9): every job queued in the same
  * event-loop turn (up to MAX_GROUP) runs in ONE `BEGIN IMMEDIATE … COMMIT`, each
- * inside its own SAVEPOINT, so a job that throws rolls back only its own writes
+ * after its own SAVEPOINT, so a job that throws rolls back only its own writes
  * and rejects only its own promise. Every promise settles after the COMMIT (or
  * the ROLLBACK), so nothing is acknowledged before it is durable, and one fsync
  * serves the whole group.
@@ -22,6 +22,7 @@
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
 import type { Db } from './db.js';
 import type { Database } from './schema.js';
+import type { DirectSqlite } from './direct.js';
 
 export type Tx = Kysely<Database> | Transaction<Database>;
 
@@ -44,26 +45,44 @@ export async function inWriteTransaction<T>(db: Db, fn: (trx: Tx) => Promise<T>,
   if (opts.group === false) return ownTransaction(db, fn);
   let committer = committers.get(db.kysely);
   if (!committer) {
-    committer = new GroupCommitter(db.kysely);
+    committer = new GroupCommitter(db.kysely, db.direct);
     committers.set(db.kysely, committer);
   }
   return committer.enqueue(fn);
 }
 
-const raw = (conn: Tx, statement: string) => conn.executeQuery(CompiledQuery.raw(statement));
+/** A transaction-control statement on a held connection (straight to SQLite when it can, src/store/direct.ts). */
+async function raw(conn: Tx, statement: string, direct?: DirectSqlite): Promise<void> {
+  if (direct?.tryExecute(conn, statement, [])) return;
+  await conn.executeQuery(CompiledQuery.raw(statement));
+}
+
+/**
+ * Runs `fn` on Kysely's single SQLite connection (handed out under a mutex, so
+ * nothing else interleaves), registered as held meanwhile so that the hot
+ * statements of its jobs may skip Kysely's executor (src/store/direct.ts).
+ */
+function onConnection<T>(kysely: Kysely<Database>, direct: DirectSqlite | undefined, fn: (conn: Tx) => Promise<T>): Promise<T> {
+  return kysely.connection().execute(async (conn) => {
+    direct?.hold(conn);
+    try {
+      return await fn(conn);
+    } finally {
+      direct?.release(conn);
+    }
+  });
+}
 
 /** One job, one transaction (the behaviour before group commit). */
 function ownTransaction<T>(db: Db, fn: (trx: Tx) => Promise<T>): Promise<T> {
-  // One connection for the whole transaction (Kysely's SQLite dialect hands out
-  // its single connection under a mutex, so nothing else interleaves).
-  return db.kysely.connection().execute(async (conn) => {
-    await raw(conn, 'BEGIN IMMEDIATE');
+  return onConnection(db.kysely, db.direct, async (conn) => {
+    await raw(conn, 'BEGIN IMMEDIATE', db.direct);
     try {
       const result = await fn(conn);
-      await raw(conn, 'COMMIT');
+      await raw(conn, 'COMMIT', db.direct);
       return result;
     } catch (err) {
-      await raw(conn, 'ROLLBACK').catch(() => undefined);
+      await raw(conn, 'ROLLBACK', db.direct).catch(() => undefined);
       throw err;
     }
   });
@@ -94,7 +113,10 @@ class GroupCommitter {
   private scheduled = false;
   private running = false;
 
-  constructor(private readonly kysely: Kysely<Database>) {}
+  constructor(
+    private readonly kysely: Kysely<Database>,
+    private readonly direct: DirectSqlite | undefined,
+  ) {}
 
   enqueue<T>(fn: (trx: Tx) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -152,24 +174,28 @@ class GroupCommitter {
   }
 
   private runGroup(batch: Job[]): Promise<Outcome[]> {
-    return this.kysely.connection().execute(async (conn) => {
+    return onConnection(this.kysely, this.direct, async (conn) => {
+      const d = this.direct;
       const outcomes: Outcome[] = [];
-      await raw(conn, 'BEGIN IMMEDIATE');
+      await raw(conn, 'BEGIN IMMEDIATE', d);
       try {
         if (batch.length === 1) {
           // Alone: its own error rolls the whole (single-job) transaction back.
           outcomes.push({ ok: true, value: await batch[0]!.fn(conn) });
         } else {
           for (let i = 0; i < batch.length; i++) {
-            await raw(conn, 'SAVEPOINT group_job');
+            // A savepoint per job, left open when the job succeeds: the next job's nests
+            // inside it and COMMIT ends them all (at most MAX_GROUP deep), which saves a
+            // RELEASE statement per job. A job that throws is rolled back to its own
+            // savepoint (the latest of that name), which is then dropped.
+            await raw(conn, 'SAVEPOINT group_job', d);
             try {
               const value = await batch[i]!.fn(conn);
-              await raw(conn, 'RELEASE group_job');
               outcomes.push({ ok: true, value });
             } catch (error) {
               try {
-                await raw(conn, 'ROLLBACK TO group_job');
-                await raw(conn, 'RELEASE group_job');
+                await raw(conn, 'ROLLBACK TO group_job', d);
+                await raw(conn, 'RELEASE group_job', d);
               } catch {
                 throw new GroupBroken(i, error);
               }
@@ -177,10 +203,10 @@ class GroupCommitter {
             }
           }
         }
-        await raw(conn, 'COMMIT');
+        await raw(conn, 'COMMIT', d);
         return outcomes;
       } catch (err) {
-        await raw(conn, 'ROLLBACK').catch(() => undefined);
+        await raw(conn, 'ROLLBACK', d).catch(() => undefined);
         if (batch.length === 1 && !(err instanceof GroupBroken)) return [{ ok: false, error: err }];
         throw err;
       }

@@ -94,6 +94,43 @@ describe.each(dialects)('group commit on $name', ({ name, make }) => {
     }
   });
 
+  it('a job that throws after writing leaves nothing, and the jobs before and after it in the group commit', async () => {
+    const ops = await seed(5);
+    const throwers = new Set([1, 3]);
+    const results = await Promise.allSettled(
+      ops.map((op, i) =>
+        inWriteTransaction(store.db, async (trx) => {
+          const r = await store.operations.mutateIn(trx, op.id, null, (row) => ({
+            patch: { status: 'working' },
+            events: [{ source: 'poll', kind: 'transition', from: row.status, to: 'working' }],
+            value: i,
+          }));
+          if (throwers.has(i)) throw new Error(`job ${i} failed after writing`);
+          return r.outcome;
+        }),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'rejected', 'fulfilled']);
+    for (const [i, op] of ops.entries()) {
+      expect(await statusSeenByOther(op.id)).toBe(throwers.has(i) ? 'submitted' : 'working');
+      expect(await eventsSeenByOther(op.id)).toEqual(throwers.has(i) ? ['created'] : ['created', 'transition']);
+    }
+  });
+
+  it('a read on the top-level instance while a write transaction is open sees only what is committed', async () => {
+    const [op] = await seed(1);
+    let read: Promise<OperationRow | undefined> | undefined;
+    await expect(
+      inWriteTransaction(store.db, async (trx) => {
+        await store.operations.mutateIn(trx, op!.id, null, () => ({ patch: { status: 'working' }, value: null }));
+        // Not awaited inside the job (a job awaits only its own connection): it must not see this job's write.
+        read = store.operations.get(op!.id);
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    expect((await read!)?.status).toBe('submitted');
+  });
+
   it('rolls back only the job whose statement failed (unique violation) in a group of inserts', async () => {
     const a = newOperation(tenantId, agentId, { task_id: `t-${randomUUID()}` });
     const clash = newOperation(tenantId, agentId, { task_id: a.task_id });
