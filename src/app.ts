@@ -248,7 +248,8 @@ export async function createApp(opts: AppOptions): Promise<App> {
       // Deliveries stored by a process that died before applying them come first.
       const recovered = await applyPendingDeliveries(webhookIngest, logger, clock.now(), 0);
       if (recovered > 0) logger.info({ applied: recovered }, 'applied webhook deliveries left by a previous run');
-      await api.listen({ port: config.PORT, host: config.HOST });
+      // The first line a person sees at start names the dashboard (Fastify's own wording would say only "Server listening").
+      await api.listen({ port: config.PORT, host: config.HOST, listenTextResolver: (address) => `dashboard and API at ${address}/` });
       const addr = api.server.address();
       const url = `http://${config.HOST}:${typeof addr === 'object' && addr ? addr.port : config.PORT}`;
       await instances.setUrl(url);
