@@ -76,10 +76,8 @@ function typesFrom(text: string | undefined): ReadonlySet<string> | undefined | 
   return new Set(list);
 }
 
-/** Takes the response away from Fastify (it would otherwise end it when the handler returns). */
-function openStream(req: FastifyRequest, reply: FastifyReply, run: (res: ServerResponse) => () => void): void {
-  reply.hijack();
-  const res = reply.raw;
+/** The status and headers of an event stream (the API's and the dashboard's). */
+export function writeEventStreamHead(res: ServerResponse): void {
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache, no-transform',
@@ -87,6 +85,13 @@ function openStream(req: FastifyRequest, reply: FastifyReply, run: (res: ServerR
     // nginx and friends buffer responses unless told otherwise.
     'x-accel-buffering': 'no',
   });
+}
+
+/** Takes the response away from Fastify (it would otherwise end it when the handler returns). */
+function openStream(req: FastifyRequest, reply: FastifyReply, run: (res: ServerResponse) => () => void): void {
+  reply.hijack();
+  const res = reply.raw;
+  writeEventStreamHead(res);
   const cleanup = run(res);
   req.raw.once('close', cleanup);
   res.once('close', cleanup);

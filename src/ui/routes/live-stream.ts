@@ -15,6 +15,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { ServerResponse } from 'node:http';
+import { writeEventStreamHead } from '../../notify/sse.js';
 import type { UiDeps } from '../deps.js';
 import type { LiveChange } from '../live.js';
 import { requireSession } from '../session.js';
@@ -48,12 +49,7 @@ export function liveStreamRoutes(app: FastifyInstance, deps: UiDeps, options: Li
 
     reply.hijack();
     const res = reply.raw;
-    res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    });
+    writeEventStreamHead(res);
     res.write('retry: 2000\n: connected\n\n');
     const stream = new CoalescingStream(res, options.minIntervalMs);
     // A wake-up moves no position: until a notification arrives, a reconnect resumes from here.
