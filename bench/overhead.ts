@@ -21,6 +21,7 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { fmt, log, machineLine, nextMessage, onStdinMessages, percentile, printResults, reply, send, spawnTs } from './lib/common.js';
 import { addAgent, startBenchApp } from './lib/orchestrator.js';
+import { enableSqlTiming, sqlTimingReport } from './lib/sql-timing.js';
 
 const { values } = parseArgs({ options: { client: { type: 'boolean' }, n: { type: 'string', default: '300' }, seconds: { type: 'string', default: '8' } } });
 const N = Number(values.n);
@@ -125,6 +126,8 @@ if (values.client) {
 } else {
   // ---- parent: seller process, orchestrator here, client process ----
   log(`machine: ${machineLine()}`);
+  // BENCH_SQL_TIMING=1: also print time per SQL statement of the orchestrator (this process).
+  if (process.env.BENCH_SQL_TIMING === '1') enableSqlTiming();
   const sellerProc = spawnTs('src/sandbox/run-seller.ts', ['--no-a2a']);
   const { url: sellerUrl } = await nextMessage<{ url: string }>(sellerProc, (m) => 'url' in m);
   const bench = await startBenchApp({ env: { ADCP_ORCH_SYNC_WAIT_MS: '10000' } });
@@ -134,6 +137,7 @@ if (values.client) {
   const { results } = await nextMessage<{ results: PathResult[] }>(client, (m) => 'results' in m, 600_000);
   sellerProc.kill('SIGTERM');
   await bench.close();
+  if (process.env.BENCH_SQL_TIMING === '1') log(sqlTimingReport(20));
 
   for (const r of results) log(`${r.label}: p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, sequential ${fmt(r.seqPerSecond)}/s, concurrency ${CONCURRENCY} ${fmt(r.concPerSecond)}/s`);
   const sdk = results[0];

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
+import { warmResultSchemas } from '../../src/adcp/task-result.js';
 import { createApp, type App } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
@@ -47,6 +48,10 @@ export async function startBenchApp(
   const tenant = await app.store.tenants.ensureTenant('bench');
   const apiKey = await app.store.tenants.createApiKey(tenant.id);
   const url = opts.listen === false ? '' : await app.listen();
+  // A server that has been up for two seconds has loaded the SDK's response schemas
+  // (`serve` does it then, src/cli/commands/serve.ts); the benches measure that steady
+  // state, not the one-off load landing in their first second.
+  warmResultSchemas();
   return {
     app,
     url,
