@@ -18,6 +18,10 @@
  * nonces, so the same signed bytes are fresh for each. Load comes from a separate
  * process (bench/lib/loadgen.ts, undici Pool).
  *
+ * Also, HMAC only, informational: the ceiling of the engine + store alone, called in
+ * this process with no HTTP and no signature check (see ceilingRound): what no HTTP
+ * layer can beat on this machine.
+ *
  * Correctness (PASS/MISS): every delivery the orchestrator acknowledged with 200
  * is applied in the database, none is left unapplied, no delivery is stored
  * twice, and no operation completed twice.
@@ -29,7 +33,7 @@
  *   npx tsx bench/webhook-ingest.ts [--seconds 5] [--rounds 3] [--profile DIR]
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -37,6 +41,7 @@ import { sql } from 'kysely';
 import { keySourceFromConfig, type WebhookSigningConfig } from '../src/adcp/webhook-signature.js';
 import { authenticateRfc9421 } from '../src/webhooks/rfc9421.js';
 import { InMemoryNonceReplayStore } from '../src/webhooks/memory-replay-store.js';
+import { parseDelivery } from '../src/webhooks/parse-delivery.js';
 import { fmt, log, machineLine, nextMessage, printResults, REPO_ROOT, send, spawnTs, tempDir, type ResultRow } from './lib/common.js';
 import { Profiler, topSelf, topSelfTable } from './lib/cpu-profile.js';
 import type { LoadJob, LoadResult } from './lib/loadgen.js';
@@ -217,6 +222,45 @@ await bareHmac.close();
 await bareRfc.close();
 loadgen.stdin!.end();
 
+/**
+ * The ceiling of our durable path on this machine: the engine + store alone, in this
+ * process, with no HTTP and no signature check (the receiver's work after
+ * authentication: target read, parse, one `ingest` call), 64 in flight like the load
+ * generator, same mix. No HTTP layer on top can be faster than this; when this is
+ * under half the baseline, the ratio target cannot be met by anything but a faster
+ * store.
+ */
+async function ceilingRound(file: string, ms: number): Promise<{ applied: number; other: number; seconds: number }> {
+  const deliveries = readFileSync(file, 'utf8')
+    .split('\n')
+    .map((line) => JSON.parse(line) as { path: string; body: string })
+    .map((r) => ({ token: r.path.slice('/webhooks/adcp/'.length), body: Buffer.from(r.body) }));
+  const ingest = bench.app.webhookIngest;
+  let next = 0;
+  let applied = 0;
+  let other = 0;
+  const t0 = performance.now();
+  const until = t0 + ms;
+  const worker = async () => {
+    while (next < deliveries.length && performance.now() < until) {
+      const d = deliveries[next++]!;
+      const operation = await ingest.target(d.token);
+      const parsed = parseDelivery(d.body);
+      if (!operation || !parsed.ok) throw new Error('ceiling: a seeded delivery did not resolve or parse');
+      const outcome = await ingest.ingest({ operation, claims: parsed.payload, fingerprint: parsed.fingerprint, text: parsed.text });
+      if (outcome.kind === 'applied') applied++;
+      else other++;
+    }
+  };
+  await Promise.all(Array.from({ length: LOAD.inFlight }, worker));
+  return { applied, other, seconds: (performance.now() - t0) / 1000 };
+}
+const ceilingOps = seed('wh-ceil-', HMAC_OPS, 'hmac');
+if (SQL_TIMING) resetSqlTiming();
+const ceiling = await ceilingRound(writeRequests('ceiling', ceilingOps, 'hmac'), SECONDS * 1000);
+if (SQL_TIMING) log(`ceiling, ${ceiling.applied} deliveries:\n${sqlTimingReport(8)}`);
+log(`ceiling (engine + store alone, HMAC mix): ${fmt(ceiling.applied / ceiling.seconds)}/s applied, ${ceiling.other} other outcomes`);
+
 /** What the database says about one mode's deliveries. */
 async function checks(prefix: string) {
   const db = bench.app.store.db.kysely;
@@ -246,6 +290,10 @@ for (const [mode, label, prefix] of [
   rows.push({ figure: `  ratio ours / baseline (${N_ROUNDS} alternating rounds × ${SECONDS} s)`, value: `${ratio.toFixed(3)}×`, target: '≥ 0.5×', pass: ratio >= 0.5 });
   if (mode === 'hmac') {
     rows.push({ figure: '  absolute, where the baseline reaches 10,000/s', value: `${fmt(ours)}/s`, target: '≥ 5,000/s', pass: base < 10_000 ? undefined : ours >= 5000 });
+    const rate = ceiling.applied / ceiling.seconds;
+    rows.push({ figure: '  ceiling: engine + store alone, no HTTP, no signature (this process, 64 in flight)', value: `${fmt(rate)}/s = ${(rate / base).toFixed(3)}× baseline` });
+    const cc = await checks('wh-ceil-');
+    rows.push({ figure: '  check, ceiling: every applied outcome stored applied, none other', value: `${cc.applied} / ${ceiling.applied}, ${ceiling.other}`, target: 'equal, 0', pass: cc.applied === ceiling.applied && ceiling.other === 0 && cc.received === 0 });
   }
   rows.push({ figure: '  ours p99 per round', value: `${t.orch.p99.map((p) => p.toFixed(1)).join(' / ')} ms` });
   rows.push({ figure: '  ours: statuses / baseline statuses', value: `${JSON.stringify(t.orch.statuses)} / ${JSON.stringify(t.base.statuses)}` });

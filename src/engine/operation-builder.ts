@@ -5,6 +5,7 @@
  * built and then inserted inside another write (a corrected child operation and
  * its superseded parent in one commit).
  */
+import { v7 as uuidv7 } from 'uuid';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { acceptsPushNotifications, requiresIdempotencyKey } from '../adcp/task-kinds.js';
 import type { InputRequest } from '../domain/input-request.js';
@@ -89,7 +90,9 @@ export function buildOperation(
   now: number,
   claim: boolean,
 ): BuiltOperation {
-  const id = randomUUID();
+  // Time-ordered (UUIDv7): a new row lands at the end of the primary-key index instead of
+  // on a random page, so its commit writes fewer pages (the id stays opaque).
+  const id = uuidv7();
   const params: Record<string, unknown> = { ...input.params };
   let idempotencyKey = typeof params.idempotency_key === 'string' ? params.idempotency_key : undefined;
   if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY_RE.test(idempotencyKey)) {

@@ -6,6 +6,7 @@
  * crash in between leaves a `received` row that the recovery sweep applies on
  * restart.
  */
+import { v7 as uuidv7 } from 'uuid';
 import { randomUUID } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import type { Db } from './db.js';
@@ -63,7 +64,8 @@ export class DeliveriesRepo {
 
   private async insertOrFind(trx: Tx, d: NewDelivery, state: Pick<DeliveryRow, 'state' | 'outcome' | 'received_at' | 'applied_at'>): Promise<RecordResult> {
     const row: DeliveryRow = {
-      id: randomUUID(),
+      // Time-ordered (UUIDv7): appends to the primary-key index, fewer pages per commit.
+      id: uuidv7(),
       sender: d.sender,
       idempotency_key: d.idempotencyKey,
       fingerprint: d.fingerprint,

@@ -4,6 +4,7 @@
  * events it writes, or by other code with `insertIn` — so a change and its
  * notification commit or roll back together. Readers page by `seq`.
  */
+import { v7 as uuidv7 } from 'uuid';
 import { randomUUID } from 'node:crypto';
 import { sql, type Selectable } from 'kysely';
 import { notificationBody, type BodyOperationSource } from '../domain/notification-body.js';
@@ -26,7 +27,8 @@ export interface NotificationsOptions {
 export type NotifiedEvent = EventJsonSource;
 
 export function newNotificationId(): string {
-  return `ntf_${randomUUID()}`;
+  // Time-ordered (UUIDv7): appends to the id index instead of touching a random page (fewer pages per commit).
+  return `ntf_${uuidv7()}`;
 }
 
 export class NotificationsRepo {
