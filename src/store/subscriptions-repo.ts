@@ -188,10 +188,20 @@ export class SubscriptionsRepo {
 
   private async fanOutPageIn(trx: Tx, listed: ActiveSubscription[], page: OutboxEntry[], upTo: number, now: number): Promise<number> {
     // Still active now? A subscription disabled or deleted since it was listed gets nothing more.
-    // On PostgreSQL the shared lock makes a concurrent disable wait for this commit, and then
-    // fail what this page created for it, like everything else it had pending.
-    let still = trx.selectFrom('subscriptions').select('id').where('id', 'in', listed.map((s) => s.id)).where('disabled_at', 'is', null).where('deleted_at', 'is', null);
-    if (this.db.dialect === 'postgres') still = still.forShare();
+    // On PostgreSQL the row lock makes a concurrent disable wait for this commit, and then
+    // fail what this page created for it, like everything else it had pending. The lock is
+    // FOR NO KEY UPDATE, taken in id order: two fan-outs racing (two instances) queue behind
+    // each other, where a shared lock let both hold it and then deadlock on the cursor UPDATE
+    // below (each waiting for the other's share to go). Not FOR UPDATE: that would also wait
+    // for every open transaction that merely references the row (a delivery's foreign key).
+    let still = trx
+      .selectFrom('subscriptions')
+      .select('id')
+      .where('id', 'in', listed.map((s) => s.id))
+      .where('disabled_at', 'is', null)
+      .where('deleted_at', 'is', null)
+      .orderBy('id');
+    if (this.db.dialect === 'postgres') still = still.forNoKeyUpdate();
     const activeIds = new Set((await still.execute()).map((r) => r.id));
     const subs = listed.filter((s) => activeIds.has(s.id));
     if (subs.length === 0) return 0;
