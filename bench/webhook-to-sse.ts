@@ -22,6 +22,7 @@
  *   npx tsx bench/webhook-to-sse.ts [--seconds 10] [--profile DIR]
  */
 import { randomBytes } from 'node:crypto';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { Pool, request } from 'undici';
 import { mkdirSync } from 'node:fs';
@@ -94,6 +95,9 @@ if (values.client) {
         }
       }
     });
+    // The client's own stalls are in every latency it measures: reported beside them.
+    const clientLoop = monitorEventLoopDelay({ resolution: 1 });
+    clientLoop.enable();
     const pool = new Pool(job.origin, { connections: 32, pipelining: 1 });
     const interval = 1000 / job.rate;
     const t0 = performance.now();
@@ -126,6 +130,7 @@ if (values.client) {
     const drainUntil = performance.now() + 15_000;
     while (sentAt.size > 0 && performance.now() < drainUntil) await new Promise((r) => setTimeout(r, 50));
     await pool.close();
+    clientLoop.disable();
     sse.body.destroy();
     reply({
       result: {
@@ -139,6 +144,8 @@ if (values.client) {
         p50: percentile(latency, 50),
         p99: percentile(latency, 99),
         max: latency.length ? Math.max(...latency) : NaN,
+        clientLoopP99: clientLoop.percentile(99) / 1e6,
+        clientLoopMax: clientLoop.max / 1e6,
       },
     });
   });
@@ -159,7 +166,10 @@ if (values.client) {
   const profiler = new Profiler();
   let profileTop = '';
   const client = spawnTs('bench/webhook-to-sse.ts', ['--client']);
-  for (const [ri, { rate, seconds, warmUp }] of PHASES.entries()) {
+  // Every phase's operations are seeded before the first one runs: seeding writes the file
+  // through another connection, which empties our page cache and leaves WAL to checkpoint,
+  // a one-off the warm-up absorbs instead of the measured second after it.
+  const phaseRequests = PHASES.map(({ rate, seconds }, ri) => {
     const n = Math.round(rate * seconds);
     const prefix = `sse-${ri}-`;
     const ops: SeededOp[] = Array.from({ length: n }, (_, i) => {
@@ -181,11 +191,20 @@ if (values.client) {
       const body = envelope({ op, status: 'completed', at, key: `sse-${op.id}-${randomBytes(4).toString('hex')}` });
       return { opId: op.id, path: `/webhooks/adcp/${op.token}`, headers: hmacHeaders(op.secret!, body), body };
     });
+    return requests;
+  });
+  for (const [ri, { rate, seconds, warmUp }] of PHASES.entries()) {
+    const requests = phaseRequests[ri]!;
     const before = { ...bench.app.live.feed.counts };
     const profiling = values.profile !== undefined && rate === 1000 && !warmUp;
     if (profiling) await profiler.start();
+    // Stalls of the orchestrator's event loop (this process) while the phase runs: tells a
+    // tail made here from one made by the client or the machine.
+    const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+    loopDelay.enable();
     send(client, { origin: bench.url, apiKey: bench.apiKey, rate, seconds, requests });
     const m = await nextMessage(client, (x) => 'result' in x || 'error' in x, 180_000);
+    loopDelay.disable();
     if (profiling) {
       mkdirSync(values.profile!, { recursive: true });
       const out = join(values.profile!, 'webhook-to-sse-1000.cpuprofile');
@@ -215,6 +234,11 @@ if (values.client) {
       target: 'seen = sent, rest 0',
       pass: r.seen === r.sent && r.missing === 0 && r.skipped === 0 && r.non200 === 0,
     });
+    rows.push({
+      figure: `  at ${fmt(rate)}/s: orchestrator event-loop delay p99 / max`,
+      value: `${(loopDelay.percentile(99) / 1e6).toFixed(1)} / ${(loopDelay.max / 1e6).toFixed(1)} ms`,
+    });
+    rows.push({ figure: `  at ${fmt(rate)}/s: client (sender + SSE reader) event-loop delay p99 / max`, value: `${r.clientLoopP99.toFixed(1)} / ${r.clientLoopMax.toFixed(1)} ms` });
     // The local path hands notifications over from the committed change; a database read is only for a gap or the fallback tick.
     rows.push({ figure: `  at ${fmt(rate)}/s: notifications handed over from the committed change / feed database reads`, value: `${fromWindow} / ${databaseReads}` });
   }
