@@ -1,6 +1,6 @@
 /**
  * Resident memory of a running orchestrator with 1,000 vs 1,000,000 pending
- * operations in the database (DESIGN.md §11: ≤ 1.5×).
+ * operations in the database (BENCHMARKS.md, Targets: ≤ 1.5×).
  *
  * For each size: seed a fresh SQLite file (bulk multi-row INSERTs in one
  * transaction per 50k rows), then start a FRESH child process

@@ -1,5 +1,5 @@
 /**
- * The orchestrator's own overhead on a create_media_buy (DESIGN.md §11: ≤ 1.2×
+ * The orchestrator's own overhead on a create_media_buy (BENCHMARKS.md, Targets: ≤ 1.2×
  * calling the same local seller directly with the SDK).
  *
  * Seller: the project's sandbox seller (src/sandbox/run-seller.ts, built on the

@@ -1,6 +1,6 @@
 /**
  * Polls dispatched and applied per second with 100,000 `submitted` operations due
- * (DESIGN.md §11: ≥ 0.5× a bare loop polling the same seller over the same
+ * (BENCHMARKS.md, Targets: ≥ 0.5× a bare loop polling the same seller over the same
  * transport at the same concurrency, and ≥ 5,000/s).
  *
  * Ours: the real Scheduler + OperationService from createApp (SQLite WAL +

@@ -1,5 +1,5 @@
 /**
- * Recovery of a killed instance's ambiguous sends (DESIGN.md §11: resent within
+ * Recovery of a killed instance's ambiguous sends (BENCHMARKS.md, Targets: resent within
  * 5 s of the restart on SQLite, within 15 s of the kill by another instance on
  * PostgreSQL).
  *

@@ -1,5 +1,5 @@
 /**
- * Restart with 1,000,000 pending operations (DESIGN.md §11: ready and polling
+ * Restart with 1,000,000 pending operations (BENCHMARKS.md, Targets: ready and polling
  * again within 2 s).
  *
  * Seeds a SQLite file with 1,000,000 pending `submitted` operations (1 % of them

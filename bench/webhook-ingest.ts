@@ -1,5 +1,5 @@
 /**
- * Webhook ingest (DESIGN.md §11), each figure a ratio to a baseline measured in
+ * Webhook ingest (BENCHMARKS.md, Targets), each figure a ratio to a baseline measured in
  * the same run, in alternating rounds, with the same load generator and the same
  * requests:
  *

@@ -1,5 +1,5 @@
 /**
- * Webhook in → SSE notification out (DESIGN.md §11: p99 ≤ 20 ms at 1,000 webhooks/s).
+ * Webhook in → SSE notification out (BENCHMARKS.md, Targets: p99 ≤ 20 ms at 1,000 webhooks/s).
  *
  * The real orchestrator in this process; a client process holds
  * GET /v1/events (Server-Sent Events of the tenant's notifications, Authorization:

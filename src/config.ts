@@ -1,5 +1,5 @@
 /**
- * Configuration from the environment (DESIGN.md §7), validated once at start.
+ * Configuration from the environment (README.md, Configuration), validated once at start.
  * A bad value stops the process with a message naming the variable.
  */
 import { z } from 'zod';
@@ -40,7 +40,7 @@ export const ConfigSchema = z.object({
   ADCP_ORCH_RECONCILE_INTERVAL_MS: intMs(900_000),
   /** Tasks asked of a seller per list_tasks page while reconciling (the spec allows 1–100). */
   ADCP_ORCH_RECONCILE_PAGE_SIZE: z.coerce.number().int().min(1).max(100).default(100),
-  /** How long a `working` reply is left alone before polling starts (PROTOCOL.md §6: ~5 min). */
+  /** How long a `working` reply is left alone before polling starts (AdCP spec, polling, timeouts, retries, reconciliation: ~5 min). */
   ADCP_ORCH_WORKING_TIMEOUT_MS: intMs(300_000),
   /** Longest wait for one call to an agent before the send counts as ambiguous. */
   ADCP_ORCH_CALL_TIMEOUT_MS: intMs(30_000),
@@ -125,7 +125,7 @@ export const ConfigSchema = z.object({
     .max(3_600_000, 'must be at most an hour')
     .default(15_000),
   /**
-   * Delays between attempts of an outbound notification (DESIGN.md §5.2): after the first
+   * Delays between attempts of an outbound notification (docs/ARCHITECTURE.md, Telling users): after the first
    * attempt fails, wait the first entry, and so on; once the list is used up the delivery is failed.
    */
   ADCP_ORCH_SUBSCRIPTION_RETRY_SCHEDULE_MS: z

@@ -17,7 +17,7 @@ import { AdcpTransportError, type AgentEndpoint } from './types.js';
 
 /**
  * A follow-up message on an open A2A task (resuming `input-required` or
- * `auth-required`, PROTOCOL.md §2): the task's ids from the reply that asked,
+ * `auth-required`, AdCP spec, task status): the task's ids from the reply that asked,
  * and our own message id for this answer.
  */
 export interface A2aContinuation {

@@ -1,5 +1,5 @@
 /**
- * Turning one raw AdCP payload into a TaskReply (PROTOCOL.md §2).
+ * Turning one raw AdCP payload into a TaskReply (AdCP spec, task status).
  *
  * The status is read from the payload itself, never from the SDK's TaskExecutor
  * mapping (which turns `auth-required` into completed and `rejected`/`canceled`

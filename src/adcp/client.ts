@@ -17,7 +17,7 @@ import { AdcpTransportError, type AdcpClient, type AgentEndpoint, type CallOptio
 export interface AdcpClientOptions {
   /**
    * Deadline for a task call without `timeoutMs`. Generous because a seller may
-   * hold the connection while `working` (up to ~5 min, PROTOCOL.md §6).
+   * hold the connection while `working` (up to ~5 min, AdCP spec, polling, timeouts, retries, reconciliation).
    */
   callTimeoutMs?: number;
   /** Deadline for polls and lists without `timeoutMs`. */
@@ -96,7 +96,7 @@ export function createAdcpClient(options: AdcpClientOptions = {}): AdcpClient {
 
     getTask(agent, taskId, opts?: CallOptions): Promise<TaskReply> {
       return withDeadline(opts?.timeoutMs ?? pollTimeoutMs, async (signal, ms, onHttp) => {
-        // 3.1+ name when offered; 3.0.26 sellers answer `tasks/get` (PROTOCOL.md §0, §3).
+        // 3.1+ name when offered; 3.0.26 sellers answer `tasks/get` (AdCP spec, 3.0 vs 3.1 wire differences, requests).
         const tool = (await advertised(agent, signal)).has('get_task_status') ? 'get_task_status' : 'tasks/get';
         const args = { task_id: taskId, include_result: true };
         const raw: RawReply =

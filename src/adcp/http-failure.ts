@@ -1,6 +1,6 @@
 /**
  * What an HTTP error response said, kept so a 429/5xx can be turned into an
- * AdCP error with its `retry_after` (PROTOCOL.md §6: never retry earlier).
+ * AdCP error with its `retry_after` (AdCP spec, polling, timeouts, retries, reconciliation: never retry earlier).
  */
 import { parseJsonObject } from './json.js';
 import { jsonRpcError, payloadError, toAdcpError, type WireAdcpError } from './extract-error.js';

@@ -1,6 +1,6 @@
 /**
  * Reading `get_task_status` / `tasks/get` and `list_tasks` / `tasks/list`
- * replies (PROTOCOL.md §4) into TaskReply and ListTasksPage.
+ * replies (AdCP spec, poll and list responses) into TaskReply and ListTasksPage.
  */
 import { isAdcpTaskStatus } from '../domain/status.js';
 import { payloadError, readWireError, toAdcpError } from './extract-error.js';

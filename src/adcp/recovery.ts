@@ -43,7 +43,7 @@ export function recoveryForCode(code: string): ErrorRecovery | undefined {
  *
  * An unknown code without `recovery` is `terminal`: transport-errors.mdx and the
  * `mcp-missing-recovery-unknown-code` vector say so, while error-handling.mdx and
- * the manifest's `default_unknown_recovery` say `transient` (PROTOCOL.md §6). We
+ * the manifest's `default_unknown_recovery` say `transient` (AdCP spec, polling, timeouts, retries, reconciliation). We
  * pick the side that never auto-retries something we do not understand.
  */
 export function resolveRecovery(code: string, sellerRecovery: unknown): ErrorRecovery {

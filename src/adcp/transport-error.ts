@@ -1,6 +1,6 @@
 /**
  * Mapping whatever a transport threw to AdcpTransportError: the single signal
- * that no AdCP reply was obtained, so the send is ambiguous (PROTOCOL.md §6).
+ * that no AdCP reply was obtained, so the send is ambiguous (AdCP spec, polling, timeouts, retries, reconciliation).
  */
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';

@@ -48,7 +48,7 @@ export interface TaskReply {
   replayed?: boolean;
   /**
    * A2A only: the transport Task's own ids. They are a continuation handle (for
-   * resuming `input-required`), never the AdCP `task_id` (PROTOCOL.md §1).
+   * resuming `input-required`), never the AdCP `task_id` (AdCP spec, roles, transports, identifiers).
    */
   a2a?: { taskId?: string; contextId?: string; state?: AdcpTaskStatus };
 }

@@ -1,5 +1,5 @@
 /**
- * Where a seller's webhook signing keys come from (DESIGN.md §5 `webhook_signing`):
+ * Where a seller's webhook signing keys come from (README.md, Using it `webhook_signing`):
  * inline JWKS, a `jwks_uri`, or brand.json discovery. The URL-backed sources are
  * the SDK's resolvers (SSRF-checked, cached, refetch on an unknown kid).
  */
@@ -67,7 +67,7 @@ export function brandJsonKeySource(url: string, options: BrandJsonKeySourceOptio
   return { resolve: async (keyid) => (await (resolver ??= make())).resolve(keyid) as Promise<WebhookJwk | null> };
 }
 
-/** An agent's registered `webhook_signing` config (DESIGN.md §5). */
+/** An agent's registered `webhook_signing` config (README.md, Using it). */
 export interface WebhookSigningConfig {
   jwks?: { keys: WebhookJwk[] } | WebhookJwk[];
   jwks_uri?: string;

@@ -11,7 +11,7 @@ export interface RevocationListOptions {
   revokedKids: Iterable<string>;
   /** The list's `next_update`, epoch ms. */
   nextUpdateMs: number;
-  /** How often we poll the list; the grace after next_update is 4× this (PROTOCOL.md §5). */
+  /** How often we poll the list; the grace after next_update is 4× this (AdCP spec, webhooks). */
   pollIntervalMs: number;
 }
 

@@ -7,7 +7,7 @@
  * database-backed replay store or a different key fetcher can be plugged in
  * without knowing the SDK.
  *
- * What we add around the SDK (PROTOCOL.md §5, vectors README):
+ * What we add around the SDK (AdCP spec, webhooks, vectors README):
  *  - Key purpose (step 8) is checked here, not by the SDK: the spec accepts
  *    `adcp_use` `webhook-signing` and `request-signing`, and anything else must
  *    be `webhook_signature_key_purpose_invalid`. SDK 6.11 rejects request-signing
@@ -68,7 +68,7 @@ export type NonceInsertResult = 'fresh' | 'replayed' | 'rate_abuse';
 
 /**
  * Replay cache of accepted (keyid, nonce) pairs. Must be shared by every
- * process that receives webhooks (PROTOCOL.md §5), so production uses a
+ * process that receives webhooks (AdCP spec, webhooks), so production uses a
  * database table: primary key (keyid, nonce), column expires_at_ms, and a
  * sweep (or `WHERE expires_at_ms > now`) for expiry. All times are epoch ms.
  *

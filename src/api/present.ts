@@ -1,5 +1,5 @@
 /**
- * Turns stored rows into the JSON of DESIGN.md §5. Secrets never pass through here.
+ * Turns stored rows into the JSON of README.md, Using it. Secrets never pass through here.
  * Operations and events are presented by the pure functions in src/domain/operation-json.ts,
  * which notifications use too, so the API and the notification bodies never disagree.
  */

@@ -8,7 +8,7 @@
 import { notificationTypeFor } from '../domain/notification-types.js';
 import type { Notification, StreamEvent } from './event-stream.js';
 
-/** Extras a notification carries beside its event (DESIGN.md §5.2). */
+/** Extras a notification carries beside its event (docs/ARCHITECTURE.md, Telling users). */
 interface Extras {
   message?: unknown;
   media_buy_id?: unknown;

@@ -13,7 +13,7 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { apiErrorOf, authHeaders, type ApiTarget } from './api-client.js';
 import { UnreachableError } from './cli-errors.js';
 
-/** A notification body (DESIGN.md §5.2) as the stream carries it; the parts the CLI reads are typed. */
+/** A notification body (docs/ARCHITECTURE.md, Telling users) as the stream carries it; the parts the CLI reads are typed. */
 export interface Notification {
   id: string;
   type: string;

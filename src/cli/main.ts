@@ -1,5 +1,5 @@
 /**
- * `adcp-orchestrator` command line (DESIGN.md §6). Each command group lives in its
+ * `adcp-orchestrator` command line (README.md, Command line). Each command group lives in its
  * own file under commands/; this file only wires them to commander and turns a
  * failure into one line on standard error and an exit code (2 for bad usage,
  * 1 otherwise), never a stack trace.

@@ -1,5 +1,5 @@
 /**
- * A governed campaign (DESIGN.md §5 `/v1/campaigns`): buys across sellers under
+ * A governed campaign (README.md, Using it `/v1/campaigns`): buys across sellers under
  * one plan, each its own governed operation. Pure: how a buy's state reads for
  * people, when the campaign is done, and its budget planned vs committed.
  *
@@ -126,7 +126,7 @@ export function presentCampaign<B extends BuySource>(c: CampaignJsonSource, buys
   };
 }
 
-/** The `campaign.completed` notification body (DESIGN.md §5.2): `data.campaign` instead of an operation. */
+/** The `campaign.completed` notification body (docs/ARCHITECTURE.md, Telling users): `data.campaign` instead of an operation. */
 export function campaignCompletedBody(input: { id: string; tenantId: string; createdAt: number; publicUrl?: string }, c: CampaignJsonSource, buys: BuySource[]) {
   return {
     id: input.id,

@@ -1,5 +1,5 @@
 /**
- * Meeting a governance agent's `conditions` (PROTOCOL.md §8): each names a
+ * Meeting a governance agent's `conditions` (AdCP spec, governance): each names a
  * field of the seller arguments and, usually, the value it must take. Fields
  * are payload-relative in 3.0 (`end_time`, `packages[0].end_time`) and rooted
  * at the request in 3.2 (`payload.end_time`): a leading `payload.` is

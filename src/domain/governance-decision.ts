@@ -1,6 +1,6 @@
 /**
  * Reading a governance agent's answer to an intent `check_governance`
- * (PROTOCOL.md §8). Pure: the engine acts on what this says.
+ * (AdCP spec, governance). Pure: the engine acts on what this says.
  *
  * The decision is `verdict` (3.1+), else `status` when that is a decision word
  * (3.0). A `submitted` / `working` reply with a `task_id` is a human review to

@@ -1,5 +1,5 @@
 /**
- * The governed flow of a spend-committing operation (PROTOCOL.md §8): its
+ * The governed flow of a spend-committing operation (AdCP spec, governance): its
  * steps, what each governance answer leads to, and what is reported after the
  * seller's result. Pure: the engine (src/engine/governance/) stores the state
  * in the operation's `governance` column and does the calls.
@@ -256,7 +256,7 @@ export function outcomeRequest(
   return { outcome: 'failed', request: { ...base, outcome: 'failed', error: { code: error.code, ...(error.message ? { message: error.message } : {}) } } };
 }
 
-/** The governance part of an operation's JSON (DESIGN.md §5): what was checked and reported, never a token. */
+/** The governance part of an operation's JSON (README.md, Using it): what was checked and reported, never a token. */
 export function presentGovernance(state: GovernedState) {
   const o = state.outcome;
   return {

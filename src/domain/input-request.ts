@@ -1,5 +1,5 @@
 /**
- * What a person is asked when an operation waits for one (DESIGN.md §5.1), and
+ * What a person is asked when an operation waits for one (docs/ARCHITECTURE.md, People in the loop), and
  * the rules for an answer. Pure: the engine stores and acts on what this decides.
  *
  * Three kinds of request, one way to answer (`approve` | `reject` | `respond`):
@@ -61,7 +61,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 /**
  * The seller asked for something. Only a verified transport continuation (A2A
- * taskId + contextId of the very reply that asked, PROTOCOL.md §2) lets us answer
+ * taskId + contextId of the very reply that asked, AdCP spec, task status) lets us answer
  * on the same task, so `approve` is offered only with one; without it a corrected
  * request goes out as a new operation (`respond`). `auth-required` is answered by
  * updating the agent's credentials, which retries it; a person may still end it.

@@ -1,5 +1,5 @@
 /**
- * The clock of a request that waits for a person (DESIGN.md §5.1): when to
+ * The clock of a request that waits for a person (docs/ARCHITECTURE.md, People in the loop): when to
  * remind people again, and what happens when the request expires. Pure: the
  * engine (src/engine/input-timers.ts) keeps what this decides as the
  * operation's timer row.

@@ -1,5 +1,5 @@
 /**
- * The body of a notification (DESIGN.md §5.2), exactly as stored, streamed over
+ * The body of a notification (docs/ARCHITECTURE.md, Telling users), exactly as stored, streamed over
  * SSE and posted to subscribers:
  * `{id, type, created_at, tenant_id, data: {operation, event, …}}` where
  * `operation` is the operation JSON of the API without its events (after the
@@ -23,7 +23,7 @@ export interface NotificationBodyInput {
   publicUrl?: string;
 }
 
-/** The operation columns the extras read; `input_request` (§5.1) where the schema has it. */
+/** The operation columns the extras read; `input_request` (people in the loop) where the schema has it. */
 export type BodyOperationSource = OperationJsonSource & { input_request?: string | null };
 
 export function notificationBody(input: NotificationBodyInput, row: BodyOperationSource) {

@@ -1,11 +1,11 @@
 /**
- * Which changes people are told about (DESIGN.md §5.2): the pure mapping from an
+ * Which changes people are told about (docs/ARCHITECTURE.md, Telling users): the pure mapping from an
  * event in an operation's history to the notification type it raises, if any.
  *
  * Most events are bookkeeping (a resend, a failed poll, progress while `working`)
  * and raise nothing. A status change raises one when the new status is one a
  * person acts on or waits for; `auth-required` counts as input required (the
- * seller waits on the buyer either way, §5.1). A task-id conflict is reported as
+ * seller waits on the buyer either way; see docs/ARCHITECTURE.md, People in the loop). A task-id conflict is reported as
  * a conflict like a second, different terminal status: both need a person.
  */
 

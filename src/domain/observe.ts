@@ -2,7 +2,7 @@
  * Folding one observation (a call reply, a poll, a webhook, a person, a timer) into
  * an operation's status. Pure: the engine stores what this decides.
  *
- * Rules (DESIGN.md §4, PROTOCOL.md §2 and §5):
+ * Rules (docs/ARCHITECTURE.md, The life of an operation, AdCP spec, task status and webhooks):
  * - a terminal status never changes; the first terminal observation wins;
  * - a later, different terminal observation is a conflict: recorded, nothing changes;
  * - the same terminal again is a duplicate: acknowledged, nothing changes;

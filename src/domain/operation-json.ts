@@ -1,5 +1,5 @@
 /**
- * The JSON of an operation and of one of its events (DESIGN.md §5), as the API
+ * The JSON of an operation and of one of its events (README.md, Using it), as the API
  * answers it and as notifications carry it. Pure, so the store can build a
  * notification body in the transaction that writes the change, and the API
  * shows exactly the same thing. Secrets never pass through here: every
@@ -86,7 +86,7 @@ export function presentOperation(o: OperationJsonSource, events?: EventJsonSourc
     error: json(o.error),
     needs_input: o.needs_input === 1,
     input_message: o.input_message,
-    // What a person is asked and may answer (DESIGN.md §5.1); null unless needs_input.
+    // What a person is asked and may answer (docs/ARCHITECTURE.md, People in the loop); null unless needs_input.
     input_request: o.needs_input === 1 ? json(o.input_request ?? null) : null,
     stalled: o.stalled === 1,
     stalled_reason: o.stalled_reason,

@@ -1,5 +1,5 @@
 /**
- * API-key roles (DESIGN.md §5 "Keys and roles"). Each role includes every one
+ * API-key roles (README.md, Using it "Keys and roles"). Each role includes every one
  * before it: a viewer reads; an operator also creates and cancels operations,
  * syncs plans, runs campaigns and reconciles; an approver also answers what an
  * operation waits for; an admin also manages agents, keys and subscriptions.

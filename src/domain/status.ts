@@ -1,5 +1,5 @@
 /**
- * Operation statuses (DESIGN.md §4) and the one table of allowed transitions.
+ * Operation statuses (docs/ARCHITECTURE.md, The life of an operation) and the one table of allowed transitions.
  *
  * Local statuses come before anything reaches the seller; the rest are the AdCP
  * task statuses spelled exactly as on the wire (`enums/task-status.json`).
@@ -45,7 +45,7 @@ const TERMINAL: OperationStatus[] = ['completed', 'failed', 'canceled', 'rejecte
  * Allowed transitions, the whole state machine in one place.
  *
  * The spec has no normative table; its practical model is "non-terminal → anything,
- * terminal is absorbing" (PROTOCOL.md §2). Locally we add the two pre-send steps:
+ * terminal is absorbing" (AdCP spec, task status). Locally we add the two pre-send steps:
  * `requested` can only be sent (or canceled before sending, rejected by a person who
  * declines a buy held for approval, or fail locally when the request could not even be
  * built); `calling_adcp` can go back to `requested` when a

@@ -1,6 +1,6 @@
 /**
  * What an outbound-webhook attempt's answer means, and when to try again
- * (DESIGN.md §5.2, Standard Webhooks "Delivery success and failure"). Pure.
+ * (docs/ARCHITECTURE.md, Telling users, Standard Webhooks "Delivery success and failure"). Pure.
  *
  * - 2xx: delivered.
  * - 410 Gone: the receiver wants no more; the subscription is disabled.

@@ -11,7 +11,7 @@ export function pollDelayMs(pollCount: number, baseMs: number, random: () => num
 
 /**
  * Delay before retrying a failed send or poll: exponential from 1 s to 60 s with ±25% jitter,
- * never earlier than the seller's `retry_after` (PROTOCOL.md §6: jitter upward only there).
+ * never earlier than the seller's `retry_after` (AdCP spec, polling, timeouts, retries, reconciliation: jitter upward only there).
  */
 export function retryDelayMs(attempt: number, retryAfterSeconds?: number, random: () => number = Math.random): number {
   const exp = Math.min(1000 * Math.pow(2, Math.max(0, attempt - 1)), 60_000);
@@ -23,7 +23,7 @@ export function retryDelayMs(attempt: number, retryAfterSeconds?: number, random
   return jittered;
 }
 
-/** Overall deadlines per task type (DESIGN.md §1); others get the default. */
+/** Overall deadlines per task type (docs/ARCHITECTURE.md, What it is); others get the default. */
 const HOUR = 3_600_000;
 export const DEFAULT_DEADLINES_MS: Record<string, number> = {
   create_media_buy: 24 * HOUR,

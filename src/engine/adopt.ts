@@ -1,6 +1,6 @@
 /**
  * Adopting a task the seller has and we do not (an "orphan on the server",
- * PROTOCOL.md §6 step 4): we never sent it, or its reply was lost, so we build
+ * AdCP spec, polling, timeouts, retries, reconciliation step 4): we never sent it, or its reply was lost, so we build
  * the operation from the listing alone and give it a timer, after which the
  * engine tracks it like any other.
  */

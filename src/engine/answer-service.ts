@@ -1,6 +1,6 @@
 /**
  * A person answers what an operation waits for (POST /v1/operations/:id/input,
- * DESIGN.md §5.1). Every answer is taken in one locked write that first checks
+ * docs/ARCHITECTURE.md, People in the loop). Every answer is taken in one locked write that first checks
  * the operation still waits for that very request and has no answer yet, so two
  * people answering at once get one winner and one 409 naming the first answer.
  *

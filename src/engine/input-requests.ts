@@ -5,7 +5,7 @@
  *
  * The continuation is taken only from the reply to our own call, and only when
  * the A2A task itself stayed open waiting for input: that reply is the one that
- * asked, over a connection we opened (PROTOCOL.md §2 "a verified transport
+ * asked, over a connection we opened (AdCP spec, task status "a verified transport
  * continuation"). A poll's or webhook's A2A ids are those of another exchange, a
  * `context_id` is never a continuation, and a task that asks again after it had
  * moved on has no current continuation until a reply of ours carries one.

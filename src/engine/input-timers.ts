@@ -1,5 +1,5 @@
 /**
- * Reminders and expiry of what waits for a person (DESIGN.md §5.1), kept as the
+ * Reminders and expiry of what waits for a person (docs/ARCHITECTURE.md, People in the loop), kept as the
  * operation's timer row like every other timer: claimed with a lease, never only
  * in memory, so a restart loses none and repeats none. The rules (when the next
  * reminder is owed, what an expiry does) are in src/domain/input-timers.ts.

@@ -37,7 +37,7 @@ export function startMaintenance(jobs: MaintenanceJob[], log: Logger, intervalMs
   };
 }
 
-/** Dedupe records of webhook deliveries are kept at least 24 h (PROTOCOL.md §5); we keep 48 h. */
+/** Dedupe records of webhook deliveries are kept at least 24 h (AdCP spec, webhooks); we keep 48 h. */
 export const WEBHOOK_DELIVERY_RETENTION_MS = 48 * 3_600_000;
 
 export interface RetentionWindows {

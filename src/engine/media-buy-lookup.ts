@@ -1,7 +1,7 @@
 /**
  * Looking a media buy up by its natural key before resending an ambiguous
  * create_media_buy whose idempotency key the seller may have forgotten
- * (PROTOCOL.md §3: past the replay TTL a resend can run twice).
+ * (AdCP spec, requests: past the replay TTL a resend can run twice).
  *
  * `get_media_buys` has no field for our key or request, so "the same buy" is
  * judged from what the request fixed: the account, the flight and the packages

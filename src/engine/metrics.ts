@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics of DESIGN.md §8 (prefix `adcp_orch_`). Counters count what
+ * Prometheus metrics of docs/OPERATIONS.md, Metrics to alert on (prefix `adcp_orch_`). Counters count what
  * this process did; the pending gauge is read from the database at scrape time,
  * so it is right whichever instance is scraped.
  */

@@ -46,7 +46,7 @@ export interface TimingPolicy {
   backupPollAfterMs: number;
   workingTimeoutMs: number;
   maxPolls: number;
-  /** Default 5 min (PROTOCOL.md §6). */
+  /** Default 5 min (AdCP spec, polling, timeouts, retries, reconciliation). */
   inputReminderMs?: number;
 }
 

@@ -43,7 +43,7 @@ export interface CreateOperationInput {
    */
   hold?: InputRequest;
   /**
-   * Governed (PROTOCOL.md §8): the flow's first state. The operation starts at its
+   * Governed (AdCP spec, governance): the flow's first state. The operation starts at its
    * check_governance step instead of the send, and is sent only once approved.
    */
   governance?: GovernedState;

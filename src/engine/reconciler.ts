@@ -1,5 +1,5 @@
 /**
- * Reconciliation with a seller (PROTOCOL.md §6, steps 4–5): list every page of
+ * Reconciliation with a seller (AdCP spec, polling, timeouts, retries, reconciliation, steps 4–5): list every page of
  * the seller's pending tasks; adopt those we do not know; poll at once our
  * pending operations the seller no longer lists (they have most likely ended).
  * Every run leaves a stored report, logged at info. Orphans it must leave alone

@@ -1,6 +1,6 @@
 /**
  * The tenant's own rule that holds a buy for a person before anything is sent
- * (DESIGN.md §5.1 `spend_approval`): asked for per buy (`approval: "required"`),
+ * (docs/ARCHITECTURE.md, People in the loop `spend_approval`): asked for per buy (`approval: "required"`),
  * or by the tenant's `approval_over` threshold, which applies to every
  * create_media_buy the tenant starts, however it is started. The request gets the
  * tenant's expiry for spend approvals (settings `input_expiry.spend_approval`).

@@ -219,7 +219,7 @@ export class WebhookIngest {
 
   /**
    * The observation a delivery stands for, its terminal result checked against the
-   * operation's task response schema (PROTOCOL.md §5 "schema-validate"): the result
+   * operation's task response schema (AdCP spec, webhooks "schema-validate"): the result
    * must be the original task's, whatever the body calls itself.
    */
   private observationOf(op: WebhookTarget, claims: DeliveryClaims): TaskObservation {
@@ -253,7 +253,7 @@ export class WebhookIngest {
   }
 
   /**
-   * Correlation (PROTOCOL.md §1, §5): the seller's task id is the work handle. Once bound
+   * Correlation (AdCP spec, roles, transports, identifiers, webhooks): the seller's task id is the work handle. Once bound
    * it must repeat; a delivery naming another task, or another operation, is a conflict;
    * so is one naming another task type (taskTypeConflict).
    */

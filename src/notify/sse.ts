@@ -1,5 +1,5 @@
 /**
- * GET /v1/events: the tenant's notifications (DESIGN.md §5.2) as Server-Sent Events.
+ * GET /v1/events: the tenant's notifications (docs/ARCHITECTURE.md, Telling users) as Server-Sent Events.
  *
  * Each message is one notification: `event:` its type, `id:` its id, `data:` its
  * body exactly as stored (and as posted to subscribers). A client resumes with

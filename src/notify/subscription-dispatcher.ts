@@ -1,5 +1,5 @@
 /**
- * Outbound notifications to subscriptions (DESIGN.md §5.2): at least once,
+ * Outbound notifications to subscriptions (docs/ARCHITECTURE.md, Telling users): at least once,
  * signed per Standard Webhooks, in order per operation, retried over the
  * configured schedule; durable and shared between instances.
  *

@@ -7,7 +7,7 @@
  * every A2A task (completed or failed) when the tool returns, so a seller built on
  * it cannot keep a task open for `input-required`. Here a tool reply of
  * `input-required` or `auth-required` leaves the A2A task in that state, and a
- * follow-up message on the same taskId + contextId (PROTOCOL.md §2: a new
+ * follow-up message on the same taskId + contextId (AdCP spec, task status: a new
  * messageId, the full valid input of the same skill) is taken as the answer
  * (continuations.ts). Everything else is answered as the adapter does: the AdCP
  * reply as a DataPart artifact, `completed` (even for AdCP `submitted`, with

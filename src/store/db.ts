@@ -47,7 +47,7 @@ export function openDb(url: string, opts: { poolSize?: number; onIdleConnectionL
     if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
     const database = new SQLite(path);
     // WAL for concurrent readers; synchronous=FULL so an acknowledged write survives
-    // power loss (DESIGN.md §9); busy_timeout so several processes on one file wait
+    // power loss (docs/ARCHITECTURE.md, Storage); busy_timeout so several processes on one file wait
     // for the write lock instead of failing.
     database.pragma('journal_mode = WAL');
     database.pragma('synchronous = FULL');

@@ -1,6 +1,6 @@
 /**
  * The RFC 9421 replay cache in the database, shared by every instance (a per-pod
- * memory cache is non-conformant, PROTOCOL.md §5). Implements the adapter's
+ * memory cache is non-conformant, AdCP spec, webhooks). Implements the adapter's
  * NonceReplayStore; the replay decision is one atomic statement in both dialects.
  *
  * The per-key cap is checked against `webhook_nonce_counts`, an upper bound of the

@@ -1,5 +1,5 @@
 /**
- * The notifications outbox (DESIGN.md §5.2). Rows are written inside the
+ * The notifications outbox (docs/ARCHITECTURE.md, Telling users). Rows are written inside the
  * transaction of the change they report — by the operations repo from the
  * events it writes, or by other code with `insertIn` — so a change and its
  * notification commit or roll back together. Readers page by `seq`.

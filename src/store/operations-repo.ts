@@ -7,7 +7,7 @@
  * made under a lease is refused when the lease has moved on, so a worker that
  * lost its lease (slow, paused, presumed dead) changes nothing.
  *
- * The notifications a change raises (DESIGN.md §5.2) are written in the same
+ * The notifications a change raises (docs/ARCHITECTURE.md, Telling users) are written in the same
  * transaction, derived from the events written: a change is never committed
  * without its notification, nor a notification without its change.
  */

@@ -168,7 +168,7 @@ export interface Database {
   campaigns: CampaignsTable;
 }
 
-/** A tenant's own rules (DESIGN.md §5.1): one JSON document per tenant. */
+/** A tenant's own rules (docs/ARCHITECTURE.md, People in the loop): one JSON document per tenant. */
 export interface TenantSettingsTable {
   tenant_id: string;
   settings: string;
@@ -184,7 +184,7 @@ export interface ReconcileReportsTable {
   started_at: number;
   /** Null while the run is in progress. */
   finished_at: number | null;
-  /** The report JSON (PROTOCOL.md §6) once finished. */
+  /** The report JSON (AdCP spec, polling, timeouts, retries, reconciliation) once finished. */
   report: string | null;
   /** JSON {code, message} when the run failed (seller unreachable, bad listing). */
   error: string | null;
@@ -206,7 +206,7 @@ export interface ReconcileDeferralsTable {
   deferred_at: number;
 }
 
-/** The notifications outbox (DESIGN.md §5.2), written with the change it reports. */
+/** The notifications outbox (docs/ARCHITECTURE.md, Telling users), written with the change it reports. */
 export interface NotificationsTable {
   /** Order of writing; readers page by it (see src/notify/event-horizon.ts for PostgreSQL). */
   seq: Generated<number>;

@@ -1,4 +1,4 @@
-/** A tenant's own settings (DESIGN.md §5.1): one small JSON document per tenant. */
+/** A tenant's own settings (docs/ARCHITECTURE.md, People in the loop): one small JSON document per tenant. */
 import type { InputExpiryPolicy } from '../domain/input-timers.js';
 import type { Db } from './db.js';
 import type { Tx } from './tx.js';

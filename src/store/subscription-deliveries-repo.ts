@@ -4,7 +4,7 @@
  * State machine of a delivery: `pending` (due at `next_attempt_at`, or in flight
  * under a lease) → `delivered` | `failed`; `failed` → `pending` again when a
  * person asks for a redelivery. Due rows are claimed in one statement that sets
- * the lease and counts the attempt (DESIGN.md §9), so with several instances a
+ * the lease and counts the attempt (docs/ARCHITECTURE.md, Storage), so with several instances a
  * row is worked by one at a time; finishing checks the lease, so a worker that
  * lost it changes nothing.
  *

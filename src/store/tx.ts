@@ -4,7 +4,7 @@
  * SQLite: `BEGIN IMMEDIATE` takes the write lock up front, so a transaction that
  * reads a row and then updates it can never fail half-way with SQLITE_BUSY when
  * another process wrote in between (a deferred BEGIN would upgrade too late).
- * Write jobs are group-committed (DESIGN.md §9): every job queued in the same
+ * Write jobs are group-committed (docs/ARCHITECTURE.md, Storage): every job queued in the same
  * event-loop turn (up to MAX_GROUP) runs in ONE `BEGIN IMMEDIATE … COMMIT`, each
  * after its own SAVEPOINT, so a job that throws rolls back only its own writes
  * and rejects only its own promise. Every promise settles after the COMMIT (or

@@ -1,7 +1,7 @@
 /**
  * What the dashboard's pages learn live: which operations of the tenant changed,
  * and a position to resume from. It rides on the notifications feed behind
- * GET /v1/events (src/notify/event-feed.ts, DESIGN.md §5.2), so a page hears of
+ * GET /v1/events (src/notify/event-feed.ts, docs/ARCHITECTURE.md, Telling users), so a page hears of
  * every change that raises a notification, from whichever instance, in order, and
  * a lost wake-up only delays it. Changes that raise none (`working`, `calling_adcp`,
  * a governance step) come as wake-ups beside it (src/notify/operation-wakes.ts):

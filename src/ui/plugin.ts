@@ -1,5 +1,5 @@
 /**
- * The dashboard (DESIGN.md §5.3), registered on the API's Fastify app in a scope
+ * The dashboard (README.md, Dashboard), registered on the API's Fastify app in a scope
  * of its own: form bodies, HTML error pages, security headers and server timing
  * apply to its routes only, never to /v1.
  */

@@ -1,5 +1,5 @@
 /**
- * Legacy Bearer webhook authentication (PROTOCOL.md §5): the seller echoes the
+ * Legacy Bearer webhook authentication (AdCP spec, webhooks): the seller echoes the
  * credential we registered in `Authorization: Bearer <credentials>`. There is
  * no body integrity, so this proves only who sent it.
  */

@@ -18,7 +18,7 @@ export interface WebhookPayload {
   taskId: string;
   /**
    * Where taskId came from: the AdCP `task_id` field, or — for an A2A body that
-   * carries none — the A2A Task id. PROTOCOL.md §1 forbids treating an A2A
+   * carries none — the A2A Task id. AdCP spec, roles, transports, identifiers forbids treating an A2A
    * Task id as an AdCP task_id, so correlation should weigh an 'a2a' id accordingly.
    */
   taskIdSource: 'adcp' | 'a2a';
@@ -183,7 +183,7 @@ export function errorFrom(data: Json | null | undefined): AdcpError | undefined 
     error.recovery = candidate.recovery as ErrorRecovery;
   }
   if (typeof candidate.retry_after === 'number' && Number.isFinite(candidate.retry_after)) {
-    // Seconds, 1..3600, rounded up: never retry earlier than asked (PROTOCOL.md §6).
+    // Seconds, 1..3600, rounded up: never retry earlier than asked (AdCP spec, polling, timeouts, retries, reconciliation).
     error.retryAfterSeconds = Math.min(3600, Math.max(1, Math.ceil(candidate.retry_after)));
   }
   if (typeof candidate.field === 'string') error.field = candidate.field;

@@ -1,5 +1,5 @@
 /**
- * Canonical payload fingerprint for webhook dedupe (PROTOCOL.md §5): a retry
+ * Canonical payload fingerprint for webhook dedupe (AdCP spec, webhooks): a retry
  * reuses the idempotency_key *and* the whole payload, so the same key with a
  * different fingerprint is a changed payload (409), while formatting changes
  * (whitespace, key order, escapes) must not count as a change. Hence RFC 8785

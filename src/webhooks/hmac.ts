@@ -1,6 +1,6 @@
 /**
  * Legacy HMAC-SHA256 webhook authentication (deprecated in AdCP 3.x, removed
- * in 4.0; PROTOCOL.md §5). The seller sends
+ * in 4.0; AdCP spec, webhooks). The seller sends
  *   X-ADCP-Signature: sha256=<64 lowercase/uppercase hex>
  *   X-ADCP-Timestamp: <unix seconds>
  * where the MAC is over the bytes "<timestamp header>.<raw body>".

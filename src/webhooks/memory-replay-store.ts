@@ -1,7 +1,7 @@
 /**
  * In-memory NonceReplayStore, for tests and single-process sandboxes only:
  * the spec requires the replay cache to be shared by every receiving process
- * (PROTOCOL.md §5), which memory in one process is not.
+ * (AdCP spec, webhooks), which memory in one process is not.
  *
  * Caps follow the spec: 100,000 live nonces per keyid, and a total cap; a key
  * over its cap gets `rate_abuse` instead of evicting live entries (silent

@@ -1,6 +1,6 @@
 /**
  * Which authentication mode a delivery *presents*. The mode to verify is
- * fixed at registration (PROTOCOL.md §5: "mode is a switch", never a fallback);
+ * fixed at registration (AdCP spec, webhooks: "mode is a switch", never a fallback);
  * this only lets a verifier tell "signed the other way" (webhook_mode_mismatch,
  * worth an alarm) apart from "not signed properly" (its own codes).
  */

@@ -1,5 +1,5 @@
 /**
- * The inbound webhook pipeline (PROTOCOL.md §5), receiver side, in the spec's
+ * The inbound webhook pipeline (AdCP spec, webhooks), receiver side, in the spec's
  * order: content type → size → authenticate in the registered mode (never
  * another) → strict parse → envelope; then one engine call, "ingest this
  * authenticated delivery" (src/engine/webhook-ingest.ts: correlate, check the

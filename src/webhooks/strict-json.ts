@@ -1,5 +1,5 @@
 /**
- * Strict JSON parsing for webhook bodies (PROTOCOL.md §5: "strict parse,
+ * Strict JSON parsing for webhook bodies (AdCP spec, webhooks: "strict parse,
  * duplicate keys rejected"). Two parsers reading one body differently is the
  * attack here (CVE-2017-12635 class): `{"status":"approved","status":"rejected"}`
  * must not mean one thing to the verifier and another to the business logic.

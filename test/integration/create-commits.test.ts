@@ -1,6 +1,6 @@
 /**
  * A create_media_buy sent at once waits for one commit before the call and one after
- * (DESIGN §11, per-call overhead): the operation is stored already leased and marked
+ * (BENCHMARKS.md, Targets, per-call overhead): the operation is stored already leased and marked
  * `calling_adcp` in the insert, so when the seller receives the bytes the committed row
  * (read through another connection to the SQLite file) is already the ambiguous send a
  * crash would leave, with its resend timer, and nothing else was written before it.

@@ -1,5 +1,5 @@
 /**
- * Reminders and expiry of what waits for a person (DESIGN.md §5.1), against the
+ * Reminders and expiry of what waits for a person (docs/ARCHITECTURE.md, People in the loop), against the
  * real sandbox seller over loopback with short timings: reminders come again at a
  * slower pace, as notifications; an expiry rejects (nothing sent: the seller's log
  * proves it) or stalls (still answerable); the timers are rows, so a restart

@@ -1,5 +1,5 @@
 /**
- * Reconciliation over real HTTP on loopback with the sandbox seller (PROTOCOL.md §6):
+ * Reconciliation over real HTTP on loopback with the sandbox seller (AdCP spec, polling, timeouts, retries, reconciliation):
  * orphans on the server are adopted and tracked, operations we lost track of are
  * found and polled at once, reports are returned, stored and tenant-scoped, and the
  * periodic run is shared between instances on one database.
@@ -120,7 +120,7 @@ describe('reconcile on demand', () => {
     }
 
     const report = (await reconcile({ agent_id: agentId })).body.reports[0];
-    // The seller's task ids, as in PROTOCOL.md §6; our operation ids index for index beside them.
+    // The seller's task ids, as in AdCP spec, polling, timeouts, retries, reconciliation; our operation ids index for index beside them.
     expect([...report.missing_from_server].sort()).toEqual(ops.map((op) => op.task_id).sort());
     expect(report.missing_from_server_operations).toHaveLength(2);
     for (const [i, taskId] of report.missing_from_server.entries()) {

@@ -1,5 +1,5 @@
 /**
- * Outbound subscriptions end to end (DESIGN.md §5.2): real operations against
+ * Outbound subscriptions end to end (docs/ARCHITECTURE.md, Telling users): real operations against
  * the sandbox seller write notifications; a real HTTP receiver on loopback gets
  * them, signed per Standard Webhooks and verified with the reference library.
  * The receiver fails as a user's would (500, a hang past the timeout, 503 with

@@ -1,6 +1,6 @@
 /**
  * Dedupe, ordering, correlation and the early refusals of the webhook route
- * (PROTOCOL.md §5), over real HTTP on loopback: what the sender gets back, and
+ * (AdCP spec, webhooks), over real HTTP on loopback: what the sender gets back, and
  * what the buyer then sees on GET /v1/operations/:id.
  */
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';

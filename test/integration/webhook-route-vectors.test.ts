@@ -262,7 +262,7 @@ interface Accepted {
  * complete envelopes (the idempotency_key is the dedupe key), so the three
  * minimal MCP examples are refused at the envelope step even though their
  * data extracts. A2A bodies are native Tasks/status events: their `id` is the
- * A2A Task id, which PROTOCOL.md §1 forbids using as the AdCP task_id — so it
+ * A2A Task id, which AdCP spec, roles, transports, identifiers forbids using as the AdCP task_id — so it
  * is neither compared with the bound task_id (no 409) nor bound; the delivery
  * is correlated by the authenticated per-operation URL and applied.
  *

@@ -1,5 +1,5 @@
 /**
- * Several `serve` processes on one PostgreSQL share the work (DESIGN.md §9).
+ * Several `serve` processes on one PostgreSQL share the work (docs/ARCHITECTURE.md, Storage).
  *
  * Three real processes, one sandbox seller, ~150 media buys created round-robin
  * over them (polling-only and webhook-driven, instant/submitted/working), one

@@ -1,5 +1,5 @@
 /**
- * Group commit (src/store/tx.ts, DESIGN.md §9): write jobs queued together share one
+ * Group commit (src/store/tx.ts, docs/ARCHITECTURE.md, Storage): write jobs queued together share one
  * transaction, each in its own savepoint. A job that fails leaves no trace and fails
  * alone; every promise settles only after the commit, so what a caller is told has
  * been written is already visible to (and durable for) every other connection.

@@ -1,4 +1,4 @@
-/** Governed campaigns (DESIGN.md §5): create one across sellers under a plan, list them, show one. */
+/** Governed campaigns (README.md, Using it): create one across sellers under a plan, list them, show one. */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';

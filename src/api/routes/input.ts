@@ -1,4 +1,4 @@
-/** POST /v1/operations/:id/input: a person answers what an operation waits for (DESIGN.md §5.1). */
+/** POST /v1/operations/:id/input: a person answers what an operation waits for (docs/ARCHITECTURE.md, People in the loop). */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';

@@ -13,7 +13,7 @@ import { idempotent } from '../idempotency.js';
 import { presentOperation } from '../present.js';
 
 const WebhookMode = z.enum(['rfc9421', 'hmac', 'bearer', 'none']);
-/** PROTOCOL.md §8: the governance agent and plan a spend is checked against before it is sent. */
+/** AdCP spec, governance: the governance agent and plan a spend is checked against before it is sent. */
 export const Governance = z
   .object({
     agent_id: z.string().min(1).max(100),
@@ -42,7 +42,7 @@ const MediaBuyInput = z
   .object({
     ...StartFields,
     request: z.record(z.string(), z.unknown()),
-    /** `required`: hold the buy for a person's approval before anything is sent (DESIGN.md §5.1). */
+    /** `required`: hold the buy for a person's approval before anything is sent (docs/ARCHITECTURE.md, People in the loop). */
     approval: z.enum(['required']).optional(),
   })
   .strict();

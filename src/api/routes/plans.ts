@@ -1,5 +1,5 @@
 /**
- * Planning (PROTOCOL.md §8): POST /v1/plans runs `sync_plans` at a governance
+ * Planning (AdCP spec, governance): POST /v1/plans runs `sync_plans` at a governance
  * agent as a durable operation; GET /v1/plans/:plan_id shows what the agent
  * last accepted (version, status), read from those operations.
  */

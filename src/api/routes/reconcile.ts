@@ -1,4 +1,4 @@
-/** POST /v1/reconcile: reconcile with every seller of the tenant, or one agent, now (PROTOCOL.md §6). */
+/** POST /v1/reconcile: reconcile with every seller of the tenant, or one agent, now (AdCP spec, polling, timeouts, retries, reconciliation). */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';

@@ -1,5 +1,5 @@
 /**
- * Outbound subscriptions (DESIGN.md §5, §5.2): create, list, show, delete, and
+ * Outbound subscriptions (README.md, Subscriptions; docs/ARCHITECTURE.md, Telling users): create, list, show, delete, and
  * each one's deliveries with their attempts; redeliver one. Creating, deleting
  * and redelivering need the admin role, reading needs viewer.
  */
@@ -16,7 +16,7 @@ import { ApiError } from '../errors.js';
 import { idempotent } from '../idempotency.js';
 import { presentDelivery, presentSubscription } from '../present-subscriptions.js';
 
-/** A subscription may ask for any notification type (DESIGN.md §5.2). */
+/** A subscription may ask for any notification type (docs/ARCHITECTURE.md, Telling users). */
 const SUBSCRIBABLE_TYPES = NOTIFICATION_TYPES;
 
 const SubscriptionInput = z

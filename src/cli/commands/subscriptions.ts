@@ -1,6 +1,6 @@
 /**
  * `adcp-orchestrator subscriptions add|list|deliveries`, through the HTTP API:
- * outbound notifications to a URL, signed per Standard Webhooks (DESIGN.md §5.2).
+ * outbound notifications to a URL, signed per Standard Webhooks (docs/ARCHITECTURE.md, Telling users).
  *
  * The subscriber's URL is an argument, not `--url`: on every command that talks
  * to the API `--url` already means the orchestrator's own address.

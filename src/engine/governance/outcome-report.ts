@@ -1,6 +1,6 @@
 /**
- * The outcome report after a governed operation's seller result (PROTOCOL.md
- * §8): `report_plan_outcome`, the plan's ledger. Its arguments were stored with
+ * The outcome report after a governed operation's seller result (AdCP
+ * spec, governance): `report_plan_outcome`, the plan's ledger. Its arguments were stored with
  * the seller's result (governed-send.ts), so every attempt sends the same
  * `idempotency_key` and bytes; it is retried until the governance agent has
  * taken it (`accepted`, or `findings`: also taken, and kept). An answer saying

@@ -1,6 +1,6 @@
 /**
  * Webhook receiving: the shared replay cache of RFC 9421 nonces and the durable
- * dedupe record of every accepted delivery (PROTOCOL.md §5).
+ * dedupe record of every accepted delivery (AdCP spec, webhooks).
  */
 import { sql, type Migration } from 'kysely';
 

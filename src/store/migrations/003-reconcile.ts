@@ -1,5 +1,5 @@
 /**
- * Reconciliation (PROTOCOL.md §6): the stored reports, and job leases so that with
+ * Reconciliation (AdCP spec, polling, timeouts, retries, reconciliation): the stored reports, and job leases so that with
  * several instances on one database only one reconciles a given agent at a time.
  */
 import { sql, type Migration } from 'kysely';

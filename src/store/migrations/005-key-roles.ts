@@ -1,5 +1,5 @@
 /**
- * Keys get a name and a role (DESIGN.md §5 "Keys and roles"); events get the
+ * Keys get a name and a role (README.md, Using it "Keys and roles"); events get the
  * actor who caused them. Keys made before this keep working unchanged: they
  * become `admin` (every key could do everything before) named `key-<prefix>`.
  */

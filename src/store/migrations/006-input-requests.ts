@@ -1,5 +1,5 @@
 /**
- * People in the loop (DESIGN.md §5.1): what an operation asks a person, the answer
+ * People in the loop (docs/ARCHITECTURE.md, People in the loop): what an operation asks a person, the answer
  * given, the seller's A2A continuation, and the tenant's own settings (the spend
  * approval threshold).
  */
@@ -15,7 +15,7 @@ export const inputRequests: Migration = {
     await db.schema
       .alterTable('operations')
       // JSON {a2a_task_id, a2a_context_id, received_at}: the open A2A task of the reply that asked,
-      // the only handle a person's answer may be sent on (PROTOCOL.md §2). Null over MCP.
+      // the only handle a person's answer may be sent on (AdCP spec, task status). Null over MCP.
       .addColumn('continuation', 'text')
       .execute();
     await db.schema

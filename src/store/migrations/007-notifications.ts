@@ -1,5 +1,5 @@
 /**
- * The notifications outbox (DESIGN.md §5.2): one row per thing people are told,
+ * The notifications outbox (docs/ARCHITECTURE.md, Telling users): one row per thing people are told,
  * written in the transaction of the change it reports. `seq` orders them for
  * readers (SSE streams, subscription delivery); `id` is what clients see and
  * resume from.

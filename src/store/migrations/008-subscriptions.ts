@@ -1,5 +1,5 @@
 /**
- * Outbound subscriptions (DESIGN.md §5.2): who wants which notifications where,
+ * Outbound subscriptions (docs/ARCHITECTURE.md, Telling users): who wants which notifications where,
  * their signing secrets (several may be active while one is rotated out), one
  * delivery row per (subscription, notification) — the unique constraint is what
  * makes the fan-out exactly-once across instances — and every attempt made.

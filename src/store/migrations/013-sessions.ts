@@ -1,5 +1,5 @@
 /**
- * Dashboard sign-in sessions (DESIGN.md §5.3). A person signs in with an API key
+ * Dashboard sign-in sessions (README.md, Dashboard). A person signs in with an API key
  * once; the browser then holds a random session token in an HttpOnly cookie. Only
  * the token's SHA-256 is stored, so a copy of the database cannot be replayed as a
  * signed-in browser. A session acts as its key (role and name), so it ends when

@@ -1,5 +1,5 @@
 /**
- * Governance before every spend (PROTOCOL.md §8): the governed flow's state on
+ * Governance before every spend (AdCP spec, governance): the governed flow's state on
  * the operation it guards, and campaigns, whose buys are governed operations
  * with the campaign as their `parent_id`.
  */

@@ -1,5 +1,5 @@
 /**
- * Reminders and expiry of what waits for a person (DESIGN.md §5.1), kept on the
+ * Reminders and expiry of what waits for a person (docs/ARCHITECTURE.md, People in the loop), kept on the
  * operation row next to its timer (`next_check_at`), so that they survive restarts
  * like every other timer. Both count only for the current request: they are read
  * against its `requested_at` (src/domain/input-timers.ts), so a new request starts

@@ -1,6 +1,6 @@
 /**
  * An upper bound of each key's nonce rows, so the per-key cap (100,000 live
- * nonces, PROTOCOL.md §5) is checked without scanning a busy key's nonces on
+ * nonces, AdCP spec, webhooks) is checked without scanning a busy key's nonces on
  * every delivery: a key whose bound is under the cap is under it for sure; only
  * a key at or above it is counted exactly. Spread over shards (a delivery adds
  * to a random one) so concurrent deliveries of one key on PostgreSQL do not all

@@ -1,5 +1,5 @@
 /**
- * What a person may answer to an operation that waits (DESIGN.md §5.1), as forms.
+ * What a person may answer to an operation that waits (docs/ARCHITECTURE.md, People in the loop), as forms.
  * Only the decisions the request allows are offered, and only to a key whose role
  * may answer; the server applies the same rules again whatever a form says.
  */
@@ -8,7 +8,7 @@ import { parseInputRequest } from '../../engine/input-requests.js';
 import type { OperationRow } from '../../store/index.js';
 import { html, type SafeHtml } from '../html.js';
 
-/** What a waiting operation asks (DESIGN.md §5.1); `allowed` is empty when nothing can be answered here. */
+/** What a waiting operation asks (docs/ARCHITECTURE.md, People in the loop); `allowed` is empty when nothing can be answered here. */
 export type InputRequestView = Pick<InputRequest, 'kind' | 'message' | 'reason' | 'fields' | 'expires_at'> & { allowed: string[]; requested_at?: string };
 
 export const KIND_LABELS: Record<string, string> = {

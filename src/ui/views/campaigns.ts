@@ -1,5 +1,5 @@
 /**
- * Governed campaigns (DESIGN.md §5.3): the list, with each campaign's budget planned
+ * Governed campaigns (README.md, Dashboard): the list, with each campaign's budget planned
  * vs committed and its buys counted by state, and one campaign with its buys. Every
  * figure comes from the same pure functions the API answers with (src/domain/campaign.ts),
  * so the page and GET /v1/campaigns cannot disagree.

@@ -1,5 +1,5 @@
 /**
- * Status classification of raw replies (PROTOCOL.md §2): the statuses the SDK's
+ * Status classification of raw replies (AdCP spec, task status): the statuses the SDK's
  * TaskExecutor would remap must come back exactly as the seller said them.
  */
 import { describe, expect, it } from 'vitest';

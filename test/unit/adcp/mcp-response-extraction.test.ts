@@ -39,7 +39,7 @@ describe('mcp-response-extraction.json', () => {
       expect(taskReplyFromRaw(raw).status).toBe('failed');
     } else if (v.id.includes('adcp-error-only')) {
       // An adcp_error that forgot isError: not success data (the vector), and our
-      // classifier reads it as a failed task with that error (PROTOCOL.md §2).
+      // classifier reads it as a failed task with that error (AdCP spec, task status).
       const reply = taskReplyFromRaw(raw);
       expect(reply.status).toBe('failed');
       expect(reply.error?.code).toBeTruthy();

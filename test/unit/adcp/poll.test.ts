@@ -1,4 +1,4 @@
-/** Poll and list replies (PROTOCOL.md §4), and poll failures that must not look like task failures. */
+/** Poll and list replies (AdCP spec, poll and list responses), and poll failures that must not look like task failures. */
 import { describe, expect, it } from 'vitest';
 import { listPageFromPayload, taskReplyFromPoll } from '../../../src/adcp/poll.js';
 import { protocolPayload } from '../../../src/adcp/raw-reply.js';

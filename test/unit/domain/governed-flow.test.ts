@@ -7,7 +7,7 @@ import { afterDecision, committedBudgetOf, initialState, MAX_CONDITION_ROUNDS, o
 const NOW = Date.parse('2026-06-01T12:00:00Z');
 const later = (s: number) => new Date(NOW + s * 1000).toISOString();
 
-describe('reading a check reply (PROTOCOL.md §8)', () => {
+describe('reading a check reply (AdCP spec, governance)', () => {
   it('takes verdict first, else a decision-valued status', () => {
     expect(readCheckReply({ status: 'completed', verdict: 'approved', governance_context: 't', expires_at: later(60) }, NOW).kind).toBe('approved');
     expect(readCheckReply({ status: 'approved', governance_context: 't', expires_at: later(60), check_id: 'chk_1' }, NOW)).toEqual({ kind: 'approved', token: 't', expiresAt: NOW + 60_000, checkId: 'chk_1' });

@@ -1,4 +1,4 @@
-/** The mapping from events to notification types (DESIGN.md §5.2), and the body a notification carries. */
+/** The mapping from events to notification types (docs/ARCHITECTURE.md, Telling users), and the body a notification carries. */
 import { describe, expect, it } from 'vitest';
 import { notificationBody } from '../../../src/domain/notification-body.js';
 import { NOTIFICATION_TYPES, notificationTypeFor, type NotificationType } from '../../../src/domain/notification-types.js';

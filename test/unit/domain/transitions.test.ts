@@ -1,4 +1,4 @@
-/** Property tests of the status rules (DESIGN.md §4) over random sequences of observations. */
+/** Property tests of the status rules (docs/ARCHITECTURE.md, The life of an operation) over random sequences of observations. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decide } from '../../../src/domain/observe.js';

@@ -1,5 +1,5 @@
 /**
- * Test-only RFC 9421 webhook signer, written from the profile (PROTOCOL.md §5)
+ * Test-only RFC 9421 webhook signer, written from the profile (AdCP spec, webhooks)
  * with node:crypto, so tests can make signed deliveries the vectors don't cover
  * (fresh nonces, odd bodies) without importing the SDK outside src/adcp.
  */
