@@ -55,6 +55,14 @@ describe('approved', () => {
       outcome: { outcome: 'completed', status: 'accepted', committed_budget: 4_000, plan_summary: { total_committed: 4_000, budget_remaining: 6_000 } },
     });
     expect(JSON.stringify(op)).not.toContain(token as string);
+    // At rest the token is sealed: the stored state (approval, lineage, outcome request) holds
+    // no trace of it, while the seller and the outcome report got it in clear.
+    const stored = (await g.orch.app.store.operations.get(op.id))!.governance!;
+    expect(stored).not.toContain(token as string);
+    expect(stored).not.toContain((token as string).split('.')[1]!);
+    const state = JSON.parse(stored);
+    for (const kept of [state.approval.token, state.continuity, state.outcome.request.governance_context]) expect(kept).toMatch(/^v1\./);
+    expect(g.orch.app.secrets.open(state.approval.token)).toBe(token);
     expect(kinds(op)).toEqual(expect.arrayContaining(['governance_decision', 'outcome_due', 'outcome_reported']));
     expect(g.governance.stats().outcomeCallsByKey[op.governance.outcome.idempotency_key]).toBe(1);
   });

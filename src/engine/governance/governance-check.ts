@@ -52,7 +52,7 @@ export class GovernanceCheck {
       return;
     }
     // The payload is the request exactly as the seller will get it (credentials opened, as they will be sent).
-    const body = checkArguments(state, this.writer.deps.operations.requests.open(row.request_body), row.id);
+    const body = checkArguments(this.writer.tokens.forCheck(state), this.writer.deps.operations.requests.open(row.request_body), row.id);
     const answer = await this.writer.call(agent, 'check_governance', body);
     const counted = (s: GovernedState): GovernedState => ({ ...s, checks: s.checks + 1 });
     if ('failure' in answer) {
@@ -136,7 +136,8 @@ export class GovernanceCheck {
     const now = this.writer.now();
     const fromStep = source === 'poll' ? 'reviewing' : 'checking';
     const state = before(JSON.parse(row.governance!) as GovernedState);
-    const move = afterDecision(state, reading, now);
+    // Its token is sealed before it enters the state (sealed-tokens.ts).
+    const move = afterDecision(state, this.writer.tokens.sealedReading(reading), now);
     if (move.move === 'retry') {
       await this.writer.retryLater(row, lease, fromStep, { error: { code: 'NO_DECISION', message: move.reason }, transient: true }, () => move.state);
       return;

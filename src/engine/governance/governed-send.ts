@@ -28,7 +28,7 @@ export class GovernedSend {
     const request = this.writer.deps.operations.requests.open(row.request_body);
     if (!state) return request;
     const now = this.writer.now();
-    if (state.step === 'approved' && state.approval && approvalUsable(state.approval, now)) return sellerArguments(request, state.approval.token);
+    if (state.step === 'approved' && state.approval && approvalUsable(state.approval, now)) return sellerArguments(request, this.writer.tokens.open(state.approval.token));
     const expired = state.step === 'approved' ? state.approval : undefined;
     await this.writer.commit(row, lease, ['approved', 'checking'], (current, s) => ({
       patch: { governance: json(recheck(s, now)), check_kind: CHECK_STEP, next_check_at: now, attempt: 0, ...released },

@@ -28,7 +28,7 @@ export class OutcomeReport {
       await this.refused(row, { error: { code: 'GOVERNANCE_AGENT_NOT_FOUND', message: `governance agent ${state.agent_id} was removed` }, transient: false });
       return;
     }
-    const answer = await this.writer.call(agent, 'report_plan_outcome', outcome.request);
+    const answer = await this.writer.call(agent, 'report_plan_outcome', this.writer.tokens.openedRequest(outcome.request));
     if ('failure' in answer) {
       if (answer.failure.transient) await this.writer.retryLater(row, lease, 'reporting', answer.failure);
       else await this.refused(row, answer.failure);

@@ -19,6 +19,7 @@ import type { Clock } from '../clock.js';
 import type { Metrics } from '../metrics.js';
 import { STALLED_SLOWDOWN } from '../observation-plan.js';
 import type { OperationService } from '../operation-service.js';
+import { GovernanceTokens } from './sealed-tokens.js';
 
 export interface FlowDeps {
   store: Store;
@@ -48,7 +49,12 @@ export const released = { lease_owner: null, lease_until: null } as const;
 export const json = (v: unknown): string => JSON.stringify(v);
 
 export class StepWriter {
-  constructor(readonly deps: FlowDeps) {}
+  /** Governance tokens sealed in the state, opened only to be sent (sealed-tokens.ts). */
+  readonly tokens: GovernanceTokens;
+
+  constructor(readonly deps: FlowDeps) {
+    this.tokens = new GovernanceTokens(deps.secrets);
+  }
 
   now(): number {
     return this.deps.clock.now();
