@@ -32,7 +32,7 @@ import { BrokenCircuitError, type AgentBreakers } from './breakers.js';
 import { planObservation, type ObservationOutcome, type TaskObservation, type TimingPolicy } from './observation-plan.js';
 import type { Tx } from '../store/tx.js';
 import type { WriteSlot } from '../store/write-batch.js';
-import { callingMarkPlan, giveUpPlan } from './work-plans.js';
+import { callingMarkPlan, giveUpPlan, retryLaterPlan } from './work-plans.js';
 import { INPUT_TIMER_CHECK, withInputExpiry, type InputTimers } from './input-timers.js';
 import type { GovernanceHooks } from './governance/hooks.js';
 
@@ -336,22 +336,7 @@ export class OperationService {
     const adcpError = err instanceof AdcpTransportError ? err.adcpError : undefined;
     const wait = retryDelayMs(row.attempt, adcpError?.retryAfterSeconds, this.clock.random);
     this.log.warn({ operation_id: row.id, err: describeError(err), retry_in_ms: wait }, `${what} failed; will retry`);
-    await this.finish(
-      row.id,
-      lease,
-      () => ({
-        patch: { next_check_at: this.clock.now() + wait, ...(what === 'send' ? { check_kind: 'send' } : {}) },
-        events: [
-          {
-            source: what === 'send' ? 'call' : 'poll',
-            kind: what === 'send' ? 'send_failed' : 'poll_failed',
-            detail: { error: adcpError ?? { code: errorKind(err), message: describeError(err) }, retry_in_ms: wait },
-          },
-        ],
-        value: null,
-      }),
-      false,
-    );
+    await this.finish(row.id, lease, () => retryLaterPlan(err, what, wait, this.clock.now()), false);
   }
 
   private async onSendFailure(row: OperationRow, lease: Lease, agentName: string, err: unknown, countCall = true): Promise<void> {
@@ -371,11 +356,7 @@ export class OperationService {
     await this.observe(row.id, lease, { status: 'failed', source: 'call', error, message: error.message });
   }
 
-  /**
-   * Claimed work that keeps failing (the retry budget is spent, or a poison row): escalate.
-   * A send whose fate is unknown becomes `unknown`, never a made-up seller failure; either way
-   * the operation is stalled, people are told, and it is retried at the slow stalled pace.
-   */
+  /** Claimed work that keeps failing: escalated, never dropped (giveUpPlan, work-plans.ts). */
   private async giveUp(row: OperationRow, reason: string): Promise<void> {
     const now = this.clock.now();
     await this.finish(row.id, leaseOf(row), (current) => giveUpPlan(current, reason, now, this.options, this.clock.random));

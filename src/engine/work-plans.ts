@@ -1,7 +1,9 @@
-/** Writes of claimed work that need no I/O to decide: the mark before a send, and giving up. */
+/** Writes of claimed work that need no I/O to decide: the mark before a send, a retry later, and giving up. */
+import { AdcpTransportError } from '../adcp/types.js';
 import { isTerminal, type OperationStatus } from '../domain/status.js';
 import type { OperationRow } from '../store/index.js';
 import type { MutationPlan, NewEvent } from '../store/operations-repo.js';
+import { describeError, errorKind } from './call-outcomes.js';
 import { STALLED_SLOWDOWN, type TimingPolicy } from './observation-plan.js';
 
 /**
@@ -21,6 +23,26 @@ export function callingMarkPlan(current: OperationRow, now: number, callTimeoutM
       current.status === 'requested'
         ? [{ source: 'call', kind: 'transition', from: current.status, to: 'calling_adcp' }]
         : [{ source: 'timer', kind: 'resend', from: current.status, to: current.status, detail: { attempt: current.attempt, ...(lookedUp ? { lookup: lookedUp } : {}) } }],
+    value: null,
+  };
+}
+
+/**
+ * A transient failure of a send or poll: due again in `wait` ms (the caller's backoff,
+ * never before the seller's retry_after), the attempt count kept so the retry budget
+ * runs out; a send stays a send (same key and bytes).
+ */
+export function retryLaterPlan(err: unknown, what: 'send' | 'poll', wait: number, now: number): MutationPlan<null> {
+  const adcpError = err instanceof AdcpTransportError ? err.adcpError : undefined;
+  return {
+    patch: { next_check_at: now + wait, ...(what === 'send' ? { check_kind: 'send' } : {}) },
+    events: [
+      {
+        source: what === 'send' ? 'call' : 'poll',
+        kind: what === 'send' ? 'send_failed' : 'poll_failed',
+        detail: { error: adcpError ?? { code: errorKind(err), message: describeError(err) }, retry_in_ms: wait },
+      },
+    ],
     value: null,
   };
 }
