@@ -28,19 +28,27 @@ import type { Metrics } from './metrics.js';
 import type { ObservationOutcome, TaskObservation } from './observation-plan.js';
 import type { OperationService } from './operation-service.js';
 
-/** What the body of an authenticated delivery says (the receiver's parse of it). */
+/** What the body of an authenticated delivery says (the receiver's parse of it, src/webhooks/extract.ts). */
 export interface DeliveryClaims {
+  /** The AdCP task id the delivery is about (see taskIdSource). */
   taskId: string;
-  /** 'a2a': the id is an A2A Task id, never bound as the AdCP task id. */
+  /**
+   * Where taskId came from: the AdCP `task_id` field, or, for an A2A body that carries
+   * none, the A2A Task id, which is never bound as the AdCP task id (AdCP spec, roles,
+   * transports, identifiers): correlation weighs an 'a2a' id accordingly.
+   */
   taskIdSource: 'adcp' | 'a2a';
   status: AdcpTaskStatus;
+  /** The sender's timestamp, epoch ms, when present and parseable. */
   timestamp?: number;
   idempotencyKey?: string;
   operationId?: string;
   taskType?: string;
   contextId?: string;
   message?: string;
+  /** The AdCP data (MCP `result`, A2A DataPart), or null when there is none. */
   data: Record<string, unknown> | null;
+  /** The first AdCP error carried in the data (`adcp_error`, else `errors[0]`). */
   error?: AdcpError;
 }
 

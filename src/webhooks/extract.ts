@@ -11,30 +11,15 @@
  */
 import type { AdcpError, ErrorRecovery } from '../adcp/types.js';
 import { isAdcpTaskStatus, type AdcpTaskStatus } from '../domain/status.js';
+import type { DeliveryClaims } from '../engine/webhook-ingest.js';
 
-export interface WebhookPayload {
+/**
+ * Everything read from a body: what the engine needs to ingest it (DeliveryClaims, the one
+ * declaration of those fields) plus what only the receiver and its tests look at.
+ */
+export interface WebhookPayload extends DeliveryClaims {
   format: 'mcp' | 'a2a';
-  /** The AdCP task id the delivery is about (see taskIdSource). */
-  taskId: string;
-  /**
-   * Where taskId came from: the AdCP `task_id` field, or — for an A2A body that
-   * carries none — the A2A Task id. AdCP spec, roles, transports, identifiers forbids treating an A2A
-   * Task id as an AdCP task_id, so correlation should weigh an 'a2a' id accordingly.
-   */
-  taskIdSource: 'adcp' | 'a2a';
-  status: AdcpTaskStatus;
-  /** The sender's timestamp, epoch ms, when present and parseable. */
-  timestamp?: number;
-  idempotencyKey?: string;
-  operationId?: string;
-  taskType?: string;
   protocol?: string;
-  contextId?: string;
-  message?: string;
-  /** The AdCP data (MCP `result`, A2A DataPart), or null when there is none. */
-  data: Record<string, unknown> | null;
-  /** The first AdCP error carried in the data (`adcp_error`, else `errors[0]`). */
-  error?: AdcpError;
   /** Our `context`, echoed verbatim. */
   context?: unknown;
   notificationId?: string;
