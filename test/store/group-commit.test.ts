@@ -8,10 +8,11 @@ import { randomUUID } from 'node:crypto';
 import SQLite from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDb, sqlitePathFromUrl, type Db } from '../../src/store/db.js';
-import { openStore, type OperationRow, type Store } from '../../src/store/index.js';
+import type { OperationRow, Store } from '../../src/store/index.js';
 import { newOperationRow } from '../../src/store/operation-row.js';
 import { inWriteTransaction } from '../../src/store/tx.js';
 import { dialects, type TestDatabase } from '../helpers/databases.js';
+import { openSellerStore } from '../helpers/seller-store.js';
 
 function newOperation(tenantId: string, agentId: string, over: Partial<OperationRow> = {}): OperationRow {
   return newOperationRow(
@@ -30,10 +31,8 @@ describe.each(dialects)('group commit on $name', ({ name, make }) => {
 
   beforeAll(async () => {
     database = await make();
-    store = await openStore(database.url);
+    ({ store, tenantId, agentId } = await openSellerStore(database));
     other = openDb(database.url);
-    tenantId = (await store.tenants.ensureTenant('acme')).id;
-    agentId = (await store.agents.insert({ tenantId, name: 's', role: 'seller', url: 'http://127.0.0.1:1/mcp', protocol: 'mcp' })).id;
   });
   afterAll(async () => {
     await other?.close();

@@ -5,10 +5,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, type OperationRow, type Store } from '../../src/store/index.js';
+import type { OperationRow, Store } from '../../src/store/index.js';
 import { newOperationRow } from '../../src/store/operation-row.js';
 import { InstanceLock } from '../../src/store/instance-lock.js';
 import { dialects, type TestDatabase } from '../helpers/databases.js';
+import { closeSellerStore, openSellerStore } from '../helpers/seller-store.js';
 
 describe.each(dialects)('instances on $name', ({ name, make }) => {
   let database: TestDatabase;
@@ -18,14 +19,9 @@ describe.each(dialects)('instances on $name', ({ name, make }) => {
 
   beforeAll(async () => {
     database = await make();
-    store = await openStore(database.url);
-    tenantId = (await store.tenants.ensureTenant('acme')).id;
-    agentId = (await store.agents.insert({ tenantId, name: 's', role: 'seller', url: 'http://127.0.0.1:1/mcp', protocol: 'mcp' })).id;
+    ({ store, tenantId, agentId } = await openSellerStore(database));
   });
-  afterAll(async () => {
-    await store?.close();
-    await database?.drop();
-  });
+  afterAll(() => closeSellerStore(store, database));
 
   const me = (id: string) => ({ id, pid: process.pid, hostname: 'test-host' });
   const LIMITS = { deadAfterMs: 10_000, lockGraceMs: 3_000 };

@@ -6,11 +6,12 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { presentOperation } from '../../src/domain/operation-json.js';
-import { openStore, type OperationRow, type Store } from '../../src/store/index.js';
+import type { OperationRow, Store } from '../../src/store/index.js';
 import { newNotificationId } from '../../src/store/notifications-repo.js';
 import { newOperationRow } from '../../src/store/operation-row.js';
 import { inWriteTransaction } from '../../src/store/tx.js';
 import { dialects, type TestDatabase } from '../helpers/databases.js';
+import { closeSellerStore, openSellerStore } from '../helpers/seller-store.js';
 
 const SECRET = 'minted-hmac-secret-0123456789abcdefghijklmnop';
 
@@ -22,14 +23,9 @@ describe.each(dialects)('notifications on $name', ({ make }) => {
 
   beforeAll(async () => {
     database = await make();
-    store = await openStore(database.url, { notifications: { publicUrl: 'https://orch.example' } });
-    tenantId = (await store.tenants.ensureTenant('acme')).id;
-    agentId = (await store.agents.insert({ tenantId, name: 's', role: 'seller', url: 'http://127.0.0.1:1/mcp', protocol: 'mcp' })).id;
+    ({ store, tenantId, agentId } = await openSellerStore(database, { notifications: { publicUrl: 'https://orch.example' } }));
   });
-  afterAll(async () => {
-    await store?.close();
-    await database?.drop();
-  });
+  afterAll(() => closeSellerStore(store, database));
 
   function newOperation(over: Partial<OperationRow> = {}, tenant = tenantId): OperationRow {
     const now = Date.now();

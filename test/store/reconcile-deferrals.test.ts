@@ -5,9 +5,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../src/store/index.js';
+import type { Store } from '../../src/store/index.js';
 import { newOperationRow } from '../../src/store/operation-row.js';
 import { dialects, type TestDatabase } from '../helpers/databases.js';
+import { closeSellerStore, openSellerStore } from '../helpers/seller-store.js';
 
 describe.each(dialects)('reconcile deferrals on $name', ({ make }) => {
   let database: TestDatabase;
@@ -17,14 +18,9 @@ describe.each(dialects)('reconcile deferrals on $name', ({ make }) => {
 
   beforeAll(async () => {
     database = await make();
-    store = await openStore(database.url);
-    tenantId = (await store.tenants.ensureTenant('acme')).id;
-    agentId = (await store.agents.insert({ tenantId, name: 's', role: 'seller', url: 'http://127.0.0.1:1/mcp', protocol: 'mcp' })).id;
+    ({ store, tenantId, agentId } = await openSellerStore(database));
   });
-  afterAll(async () => {
-    await store?.close();
-    await database?.drop();
-  });
+  afterAll(() => closeSellerStore(store, database));
 
   const insertOp = async (over: { status: string; task_id?: string | null; created_at: number; type?: string }) => {
     const row = newOperationRow(

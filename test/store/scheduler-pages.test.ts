@@ -11,11 +11,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { leaseOf, releasedLease } from '../../src/engine/call-outcomes.js';
 import { systemClock } from '../../src/engine/clock.js';
 import { Scheduler } from '../../src/engine/scheduler.js';
-import { openStore, type OperationRow, type Store } from '../../src/store/index.js';
+import type { OperationRow, Store } from '../../src/store/index.js';
 import { newOperationRow } from '../../src/store/operation-row.js';
 import type { Tx } from '../../src/store/tx.js';
 import type { WriteSlot } from '../../src/store/write-batch.js';
 import { tempSqlite, type TestDatabase } from '../helpers/databases.js';
+import { openSellerStore } from '../helpers/seller-store.js';
 
 // Count COMMITs at the driver: statements are prepared (and cached) after this patch.
 let commits = 0;
@@ -41,9 +42,7 @@ describe('scheduler pages on sqlite', () => {
 
   beforeAll(async () => {
     database = tempSqlite();
-    store = await openStore(database.url);
-    tenantId = (await store.tenants.ensureTenant('acme')).id;
-    agentId = (await store.agents.insert({ tenantId, name: 's', role: 'seller', url: 'http://127.0.0.1:1/mcp', protocol: 'mcp' })).id;
+    ({ store, tenantId, agentId } = await openSellerStore(database));
   });
   afterAll(async () => {
     proto.prepare = originalPrepare;

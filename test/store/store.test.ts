@@ -1,12 +1,13 @@
 /** The same repository tests on SQLite and (when TEST_DATABASE_URL is set) PostgreSQL. */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, type Store, type OperationRow } from '../../src/store/index.js';
+import type { Store, OperationRow } from '../../src/store/index.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { newOperationRow } from '../../src/store/operation-row.js';
 import { openDb } from '../../src/store/db.js';
 import { hashApiKey } from '../../src/store/tenants-repo.js';
 import { dialects, type TestDatabase } from '../helpers/databases.js';
+import { closeSellerStore, openSellerStore } from '../helpers/seller-store.js';
 
 function newOperation(tenantId: string, agentId: string, over: Partial<OperationRow> = {}): OperationRow {
   const now = Date.now();
@@ -25,14 +26,9 @@ describe.each(dialects)('store on $name', ({ make }) => {
 
   beforeAll(async () => {
     database = await make();
-    store = await openStore(database.url);
-    tenantId = (await store.tenants.ensureTenant('acme')).id;
-    agentId = (await store.agents.insert({ tenantId, name: 's', role: 'seller', url: 'http://127.0.0.1:1/mcp', protocol: 'mcp' })).id;
+    ({ store, tenantId, agentId } = await openSellerStore(database));
   });
-  afterAll(async () => {
-    await store?.close();
-    await database?.drop();
-  });
+  afterAll(() => closeSellerStore(store, database));
 
   it('migrations are idempotent and safe when several run at once', async () => {
     const others = [openDb(database.url), openDb(database.url), openDb(database.url)];

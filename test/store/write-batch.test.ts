@@ -8,11 +8,12 @@ import { randomUUID } from 'node:crypto';
 import SQLite from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqlitePathFromUrl } from '../../src/store/db.js';
-import { openStore, type OperationRow, type Store } from '../../src/store/index.js';
+import type { OperationRow, Store } from '../../src/store/index.js';
 import { newOperationRow } from '../../src/store/operation-row.js';
 import { WriteBatch } from '../../src/store/write-batch.js';
 import type { Tx } from '../../src/store/tx.js';
 import { dialects, type TestDatabase } from '../helpers/databases.js';
+import { closeSellerStore, openSellerStore } from '../helpers/seller-store.js';
 
 describe.each(dialects)('write batch on $name', ({ name, make }) => {
   let database: TestDatabase;
@@ -22,14 +23,9 @@ describe.each(dialects)('write batch on $name', ({ name, make }) => {
 
   beforeAll(async () => {
     database = await make();
-    store = await openStore(database.url);
-    tenantId = (await store.tenants.ensureTenant('acme')).id;
-    agentId = (await store.agents.insert({ tenantId, name: 's', role: 'seller', url: 'http://127.0.0.1:1/mcp', protocol: 'mcp' })).id;
+    ({ store, tenantId, agentId } = await openSellerStore(database));
   });
-  afterAll(async () => {
-    await store?.close();
-    await database?.drop();
-  });
+  afterAll(() => closeSellerStore(store, database));
 
   async function seed(n: number): Promise<OperationRow[]> {
     const ops = Array.from({ length: n }, () =>
