@@ -336,7 +336,7 @@ export class OperationService {
     const adcpError = err instanceof AdcpTransportError ? err.adcpError : undefined;
     const wait = retryDelayMs(row.attempt, adcpError?.retryAfterSeconds, this.clock.random);
     this.log.warn({ operation_id: row.id, err: describeError(err), retry_in_ms: wait }, `${what} failed; will retry`);
-    await this.finish(row.id, lease, () => retryLaterPlan(err, what, wait, this.clock.now()), false);
+    await this.finish(row.id, lease, () => retryLaterPlan(err, adcpError, what, wait, this.clock.now()), false);
   }
 
   private async onSendFailure(row: OperationRow, lease: Lease, agentName: string, err: unknown, countCall = true): Promise<void> {

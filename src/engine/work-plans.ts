@@ -1,5 +1,5 @@
 /** Writes of claimed work that need no I/O to decide: the mark before a send, a retry later, and giving up. */
-import { AdcpTransportError } from '../adcp/types.js';
+import type { AdcpError } from '../adcp/types.js';
 import { isTerminal, type OperationStatus } from '../domain/status.js';
 import type { OperationRow } from '../store/index.js';
 import type { MutationPlan, NewEvent } from '../store/operations-repo.js';
@@ -32,8 +32,7 @@ export function callingMarkPlan(current: OperationRow, now: number, callTimeoutM
  * never before the seller's retry_after), the attempt count kept so the retry budget
  * runs out; a send stays a send (same key and bytes).
  */
-export function retryLaterPlan(err: unknown, what: 'send' | 'poll', wait: number, now: number): MutationPlan<null> {
-  const adcpError = err instanceof AdcpTransportError ? err.adcpError : undefined;
+export function retryLaterPlan(err: unknown, adcpError: AdcpError | undefined, what: 'send' | 'poll', wait: number, now: number): MutationPlan<null> {
   return {
     patch: { next_check_at: now + wait, ...(what === 'send' ? { check_kind: 'send' } : {}) },
     events: [

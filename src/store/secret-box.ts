@@ -33,6 +33,12 @@ export class SecretBox {
     return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), body.toString('base64url')].join('.');
   }
 
+  /** True for a value in seal()'s format (`v1.<iv>.<tag>.<body>`); a JWS (three parts, starting `ey`) never is. */
+  static isSealed(value: string): boolean {
+    const parts = value.split('.');
+    return parts.length === 4 && parts[0] === 'v1';
+  }
+
   open(sealed: string): string {
     const [version, iv, tag, body] = sealed.split('.');
     if (version !== 'v1' || !iv || !tag || body === undefined) throw new Error('Unrecognised sealed secret');

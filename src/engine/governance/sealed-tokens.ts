@@ -12,7 +12,7 @@
  */
 import type { CheckReading } from '../../domain/governance-decision.js';
 import type { GovernedState } from '../../domain/governed-flow.js';
-import type { SecretBox } from '../../store/secret-box.js';
+import { SecretBox } from '../../store/secret-box.js';
 
 export class GovernanceTokens {
   constructor(private readonly box: SecretBox) {}
@@ -23,7 +23,7 @@ export class GovernanceTokens {
   }
 
   open(stored: string): string {
-    return isSealed(stored) ? this.box.open(stored) : stored;
+    return SecretBox.isSealed(stored) ? this.box.open(stored) : stored;
   }
 
   /** The state as a check request needs it: the lineage token (`continuity`) opened. */
@@ -36,10 +36,4 @@ export class GovernanceTokens {
     const token = request.governance_context;
     return typeof token === 'string' && token ? { ...request, governance_context: this.open(token) } : request;
   }
-}
-
-/** SecretBox's format: `v1.<iv>.<tag>.<body>`. A JWS has three parts and starts `ey`, never this. */
-function isSealed(value: string): boolean {
-  const parts = value.split('.');
-  return parts.length === 4 && parts[0] === 'v1';
 }
