@@ -11,10 +11,11 @@ import { startSandboxSeller, type SandboxSeller } from '../../src/sandbox/seller
 import type { OperationRow } from '../../src/store/operations-repo.js';
 import { eventually, startOrchestrator, type TestOrchestrator } from '../helpers/orchestrator.js';
 import { mediaBuyRequest } from '../helpers/media-buy.js';
+import { dialects } from '../helpers/databases.js';
 
 const NEW_QUESTION = 'Sandbox seller now also needs the PO number on the insertion order.';
 
-describe('an answer is matched to its question', () => {
+describe.each(dialects)('an answer is matched to its question, on $name', ({ make }) => {
   let seller: SandboxSeller;
   let orch: TestOrchestrator;
   let agentId: string;
@@ -22,7 +23,7 @@ describe('an answer is matched to its question', () => {
 
   beforeAll(async () => {
     seller = await startSandboxSeller({ port: 0 });
-    orch = await startOrchestrator({ env: { ADCP_ORCH_POLL_INTERVAL_MS: '100', ADCP_ORCH_BACKUP_POLL_AFTER_MS: '100' } });
+    orch = await startOrchestrator({ database: await make(), env: { ADCP_ORCH_POLL_INTERVAL_MS: '100', ADCP_ORCH_BACKUP_POLL_AFTER_MS: '100' } });
     agentId = await orch.registerAgent({ name: 'seller-mcp', url: seller.url, protocol: 'mcp' });
     approver = await orch.app.store.tenants.createApiKey(orch.tenantId, { name: 'alice', role: 'approver' });
   });
