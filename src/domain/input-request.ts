@@ -9,6 +9,8 @@
  *   here so that the inbox needs no change when the governance cycle fills it).
  */
 
+import { canonical, sellerStatusOf, withQuestionId } from './input-question.js';
+
 export const DECISIONS = ['approve', 'reject', 'respond'] as const;
 export type Decision = (typeof DECISIONS)[number];
 
@@ -21,10 +23,18 @@ export interface ConditionField {
 }
 
 export interface InputRequest {
+  /**
+   * Names this question (src/domain/input-question.ts): an answer may say which question it
+   * answers (`question_id`), and one to a question since replaced is refused. Requests stored
+   * before ids existed have none: their `requested_at` names them.
+   */
+  id?: string;
   kind: InputRequestKind;
   message: string;
-  /** Machine-readable why: the seller's status word, or the tenant rule that held the buy. */
+  /** Machine-readable why: the seller's own reason code (else its status word), or the tenant rule that held the buy. */
   reason?: string;
+  /** `seller_input` only: the seller's task status that asked. */
+  seller_status?: 'input-required' | 'auth-required';
   allowed: Decision[];
   fields?: ConditionField[];
   /** ISO 8601. */
@@ -40,6 +50,8 @@ export interface Answer {
   decision: Decision;
   message?: string;
   params?: Record<string, unknown>;
+  /** The question the person answers (its `id`); without it, the answer is to the question current when it is taken. */
+  question_id?: string;
 }
 
 /** An answer as recorded on the operation: who, what, when. */
@@ -59,6 +71,12 @@ export const RESERVED_PARAMS = ['idempotency_key', 'context', 'push_notification
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
+/** What the seller said when it asked: its message and its own reason code (AdCP `reason`, e.g. `APPROVAL_REQUIRED`). */
+export interface SellerSaid {
+  message?: string;
+  reason?: string;
+}
+
 /**
  * The seller asked for something. Only a verified transport continuation (A2A
  * taskId + contextId of the very reply that asked, AdCP spec, task status) lets us answer
@@ -68,40 +86,42 @@ const iso = (ms: number) => new Date(ms).toISOString();
  */
 export function sellerInputRequest(
   status: 'input-required' | 'auth-required',
-  sellerMessage: string | undefined,
+  said: SellerSaid,
   hasContinuation: boolean,
   now: number,
 ): InputRequest {
   if (status === 'auth-required') {
-    return {
+    return withQuestionId({
       kind: 'seller_input',
-      message: sellerMessage ?? 'The seller needs fresh credentials for this request.',
-      reason: 'auth-required',
+      message: said.message ?? 'The seller needs fresh credentials for this request.',
+      reason: said.reason ?? 'auth-required',
+      seller_status: status,
       allowed: ['reject'],
       requested_at: iso(now),
-    };
+    });
   }
-  return {
+  return withQuestionId({
     kind: 'seller_input',
-    message: sellerMessage ?? 'The seller needs more input for this request.',
-    reason: 'input-required',
+    message: said.message ?? 'The seller needs more input for this request.',
+    reason: said.reason ?? 'input-required',
+    seller_status: status,
     allowed: hasContinuation ? ['approve', 'reject', 'respond'] : ['reject', 'respond'],
     requested_at: iso(now),
-  };
+  });
 }
 
 export function spendApprovalRequest(reason: SpendHoldReason, now: number): InputRequest {
-  return {
+  return withQuestionId({
     kind: 'spend_approval',
     message: reason.message,
     reason: reason.rule,
     allowed: ['approve', 'reject'],
     requested_at: iso(now),
-  };
+  });
 }
 
 export function governanceConditionsRequest(message: string, fields: ConditionField[], now: number): InputRequest {
-  return { kind: 'governance_conditions', message, allowed: ['approve', 'reject'], fields, requested_at: iso(now) };
+  return withQuestionId({ kind: 'governance_conditions', message, allowed: ['approve', 'reject'], fields, requested_at: iso(now) });
 }
 
 /** Why an answer cannot be taken: `status` is the HTTP status the API answers with. */
@@ -139,14 +159,15 @@ export function checkAnswer(request: InputRequest, answer: Answer): AnswerProble
     return { status: 400, code: 'message_required', message: `rejecting a ${request.kind.replace('_', ' ')} needs a message saying why` };
   }
   if (!request.allowed.includes(decision)) {
-    if (request.kind === 'seller_input' && decision === 'approve' && request.reason === 'input-required') {
+    const sellerStatus = request.kind === 'seller_input' ? sellerStatusOf(request) : undefined;
+    if (sellerStatus === 'input-required' && decision === 'approve') {
       return {
         status: 409,
         code: 'no_continuation',
         message: "the seller's transport offers no continuation for this task (MCP, or no open A2A task): answer with respond and corrected params, or reject",
       };
     }
-    const hint = request.reason === 'auth-required' ? '; update the agent\'s credentials (PATCH /v1/agents/:id) to retry it' : '';
+    const hint = sellerStatus === 'auth-required' ? '; update the agent\'s credentials (PATCH /v1/agents/:id) to retry it' : '';
     return { status: 409, code: 'decision_not_allowed', message: `${decision} is not allowed here (allowed: ${request.allowed.join(', ')})${hint}` };
   }
   return null;
@@ -161,15 +182,6 @@ export function isSameAnswer(recorded: RecordedAnswer, answer: Answer, actor: st
     recorded.decision === answer.decision &&
     (recorded.message ?? '') === (answer.message ?? '') &&
     canonical(recorded.params) === canonical(answer.params)
-  );
-}
-
-function canonical(v: unknown): string {
-  if (v === undefined) return '';
-  return JSON.stringify(v, (_k, value) =>
-    value && typeof value === 'object' && !Array.isArray(value)
-      ? Object.fromEntries(Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : value,
   );
 }
 

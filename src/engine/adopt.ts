@@ -28,10 +28,10 @@ export function adoptedOperation(
   // Found by listing, not by a reply of ours: there is no continuation to answer on.
   const inputRequest =
     task.status === 'input-required' || task.status === 'auth-required'
-      ? JSON.stringify(withExpiry(sellerInputRequest(task.status, undefined, false, now), inputExpiry))
+      ? JSON.stringify(withExpiry(sellerInputRequest(task.status, {}, false, now), inputExpiry))
       : null;
   // No webhook was registered for a task we did not send: it is polled (and a request's clock counts).
-  const timer = nextCheckFor(task.status, { webhook_mode: 'none', poll_count: 0, needs_input: needsInput, input_request: inputRequest }, timing, now, random, 'reconcile');
+  const timer = nextCheckFor(task.status, { webhook_mode: 'none', poll_count: 0, task_id: task.taskId, needs_input: needsInput, input_request: inputRequest }, timing, now, random, 'reconcile');
   const row = newOperationRow(
     {
       id: randomUUID(),

@@ -201,7 +201,7 @@ export class AnswerDelivery {
       const status = current.status as 'input-required' | 'auth-required';
       const asked: OperationPatch = {
         needs_input: 1,
-        input_request: JSON.stringify(withExpiry(sellerInputRequest(status, current.input_message ?? undefined, false, now), expiry)),
+        input_request: JSON.stringify(withExpiry(sellerInputRequest(status, { message: current.input_message ?? undefined }, false, now), expiry)),
         continuation: null,
         answer: null,
       };

@@ -42,6 +42,8 @@ import type { SpendApproval } from './spend-approval.js';
 import { ended, rejectionPlan, SELLER_NOT_TOLD } from './rejection.js';
 import { expiredForRejection } from '../domain/input-timers.js';
 import { CHECK_STEP, freshState, parseGovernance } from '../domain/governed-flow.js';
+import { questionIdOf } from '../domain/input-question.js';
+import { QUESTION_RETRIES, QuestionChanged, questionSuperseded, waitingQuestionId } from './question-match.js';
 import type { GovernanceFlow } from './governance/flow.js';
 
 export interface AnswerServiceDeps {
@@ -67,8 +69,27 @@ interface Taken {
 export class AnswerService {
   constructor(private readonly deps: AnswerServiceDeps) {}
 
-  /** Takes a person's answer; returns the operation that now carries the work (the child, when one was made). */
+  /**
+   * Takes a person's answer; returns the operation that now carries the work (the child,
+   * when one was made). An answer naming a question (`question_id`) is taken only for that
+   * question; one naming none answers the question asked when it is written, so if the
+   * seller asks something else in between, it is checked again against the new one.
+   */
   async answer(tenantId: string, operationId: string, answer: Answer, actor: string): Promise<OperationRow> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.answerOnce(tenantId, operationId, answer, actor);
+      } catch (err) {
+        if (!(err instanceof QuestionChanged)) throw err;
+        const request = parseInputRequest(err.current);
+        if (answer.question_id !== undefined || attempt >= QUESTION_RETRIES || !request) {
+          throw request ? questionSuperseded(err.current, request, answer.question_id) : err;
+        }
+      }
+    }
+  }
+
+  private async answerOnce(tenantId: string, operationId: string, answer: Answer, actor: string): Promise<OperationRow> {
     const row = await this.deps.store.operations.getForTenant(tenantId, operationId);
     if (!row) throw new EngineError('operation_not_found', `operation ${operationId} not found`, 404);
     const request = parseInputRequest(row);
@@ -82,6 +103,9 @@ export class AnswerService {
         answered: null,
       });
     }
+    // An answer to a question since replaced is not an answer to the new one (nor judged by its rules).
+    const questionId = questionIdOf(request);
+    if (answer.question_id !== undefined && answer.question_id !== questionId) throw questionSuperseded(row, request, answer.question_id);
     const problem = checkAnswer(request, answer);
     if (problem) throw new EngineError(problem.code, problem.message, problem.status);
     const recorded: RecordedAnswer = {
@@ -92,6 +116,7 @@ export class AnswerService {
       actor,
       at: new Date(this.deps.clock.now()).toISOString(),
       kind: request.kind,
+      question_id: questionId,
     };
     if (answer.decision === 'reject') return this.reject(row, recorded);
     switch (request.kind) {
@@ -118,20 +143,30 @@ export class AnswerService {
     const { store, clock } = this.deps;
     const waiting = await store.operations.list(tenantId, { agentId, status: 'auth-required', needsInput: true }, 500);
     const retried: string[] = [];
-    for (const row of waiting) {
-      const recorded: RecordedAnswer = {
-        decision: 'approve',
-        message: "the agent's credentials were updated: retried",
-        actor,
-        at: new Date(clock.now()).toISOString(),
-        kind: 'seller_input',
-      };
-      try {
-        const carried = parseContinuation(row) ? await this.answerOnContinuation(row, recorded, false) : await this.supersede(row, recorded, false);
-        retried.push(carried.id);
-      } catch (err) {
-        // Answered meanwhile by someone else: nothing to retry for this one.
-        if (!(err instanceof EngineError && err.code === 'not_waiting')) throw err;
+    for (const listed of waiting) {
+      let row: OperationRow | undefined = listed;
+      // Whatever it asks now is answered by the new credentials: a question replaced meanwhile is read again.
+      for (let attempt = 1; row && attempt <= QUESTION_RETRIES; attempt++) {
+        const questionId = waitingQuestionId(row);
+        if (questionId === null || row.status !== 'auth-required') break;
+        const recorded: RecordedAnswer = {
+          decision: 'approve',
+          message: "the agent's credentials were updated: retried",
+          actor,
+          at: new Date(clock.now()).toISOString(),
+          kind: 'seller_input',
+          question_id: questionId,
+        };
+        try {
+          const carried = parseContinuation(row) ? await this.answerOnContinuation(row, recorded, false) : await this.supersede(row, recorded, false);
+          retried.push(carried.id);
+          break;
+        } catch (err) {
+          // Answered meanwhile by someone else: nothing to retry for this one.
+          if (err instanceof EngineError && err.code === 'not_waiting') break;
+          if (!(err instanceof QuestionChanged)) throw err;
+          row = err.current;
+        }
       }
     }
     return retried;
@@ -285,9 +320,10 @@ export class AnswerService {
   }
 
   /**
-   * The one write that takes an answer. Refused (409, naming the first answer)
-   * when, under the row lock, the operation no longer waits for the request the
-   * person saw, or has been answered meanwhile.
+   * The one write that takes an answer. Refused (409, naming the first answer) when,
+   * under the row lock, the operation no longer waits or has been answered meanwhile;
+   * when it waits on another question than the one answered, QuestionChanged is thrown
+   * (nothing written) for `answer` to decide.
    */
   private async take(
     row: OperationRow,
@@ -300,8 +336,9 @@ export class AnswerService {
       row.id,
       null,
       (current): MutationPlan<boolean> => {
-        const stillWaiting = current.needs_input === 1 && current.input_request === row.input_request && !current.answer;
-        return stillWaiting ? { ...plan(current), value: true } : { value: false };
+        const asked = waitingQuestionId(current);
+        if (asked !== null && asked !== recorded.question_id) throw new QuestionChanged(current);
+        return asked !== null ? { ...plan(current), value: true } : { value: false };
       },
       clock.now(),
       alongside ? async (trx, taken) => (taken ? alongside(trx) : undefined) : undefined,
@@ -350,6 +387,7 @@ function answeredEvent(current: OperationRow, recorded: RecordedAnswer): NewEven
       decision: recorded.decision,
       ...(recorded.message !== undefined ? { message: recorded.message } : {}),
       ...(recorded.params !== undefined ? { params: redactedCredentials(recorded.params) } : {}),
+      ...(recorded.question_id !== undefined ? { question_id: recorded.question_id } : {}),
     },
   };
 }

@@ -11,9 +11,11 @@
  * moved on has no current continuation until a reply of ours carries one.
  */
 import { sellerInputRequest, type InputRequest, type RecordedAnswer } from '../domain/input-request.js';
+import { sameQuestion, sellerReasonOf, sellerStatusOf } from '../domain/input-question.js';
 import { NEEDS_INPUT_STATUSES, type AdcpTaskStatus } from '../domain/status.js';
 import { withExpiry, type InputExpiryPolicy } from '../domain/input-timers.js';
-import type { OperationPatch, OperationRow } from '../store/operations-repo.js';
+import type { NewEvent, OperationPatch, OperationRow } from '../store/operations-repo.js';
+import { waitingRequest } from './input-timers.js';
 
 /** `check_kind` of an operation whose answer is due to be sent (or resent) on its continuation. */
 export const ANSWER_CHECK = 'answer';
@@ -43,6 +45,8 @@ export interface ObservedReply {
   status: AdcpTaskStatus;
   source: string;
   message?: string;
+  /** The reply's payload: the seller's own `reason` for asking is read from it. */
+  data?: Record<string, unknown>;
   a2a?: { taskId?: string; contextId?: string; state?: AdcpTaskStatus };
   /** The tenant's expiry rules, stamped on a request this reply makes (see withInputExpiry). */
   inputExpiry?: InputExpiryPolicy | null;
@@ -58,11 +62,10 @@ export function continuationOf(obs: ObservedReply, now: number): StoredContinuat
 /**
  * The columns to write when an operation's status changes to `obs.status`:
  * entering a wait for a person sets the request (and the continuation, if this
- * reply is one) and forgets any earlier answer, since this is a new question;
- * leaving it clears the request and the continuation.
+ * reply is one); leaving it clears the request and the continuation.
  */
 export function inputColumnsOnTransition(row: OperationRow, obs: ObservedReply, now: number): OperationPatch {
-  if (obs.status === 'input-required' || obs.status === 'auth-required') return inputColumnsForQuestion(obs.status, obs, now);
+  if (obs.status === 'input-required' || obs.status === 'auth-required') return questionObserved(row, obs.status, obs, now).patch;
   const answer = parseAnswer(row);
   return {
     input_request: null,
@@ -72,12 +75,66 @@ export function inputColumnsOnTransition(row: OperationRow, obs: ObservedReply, 
   };
 }
 
-/** A (new) question from the seller: what to show, the continuation if this reply is one, and no answer yet. */
+/**
+ * The seller's question seen (again) while the task stays where it was (a poll, a webhook,
+ * reconcile): nothing changes if it asks what the person already sees; if it asks something
+ * else, that is a new question, told to people like the first (an `input_requested` event).
+ */
+export function questionSeenAgain(row: OperationRow, status: 'input-required' | 'auth-required', obs: ObservedReply, now: number): { patch: OperationPatch; events: NewEvent[] } {
+  const { patch, asked, request } = questionObserved(row, status, obs, now);
+  if (!asked) return { patch, events: [] };
+  const previous = parseInputRequest(row);
+  return {
+    patch,
+    events: [
+      {
+        source: obs.source,
+        kind: 'input_requested',
+        from: status,
+        to: status,
+        detail: { message: request.message, reason: request.reason, ...(previous ? { replaces: previous.id ?? previous.requested_at } : {}) },
+      },
+    ],
+  };
+}
+
+/**
+ * A question from the seller, as observed: the question the person already sees when it
+ * asks the same thing (its `requested_at`, id, reminders and expiry kept: only the
+ * continuation follows the reply), else a new one, with no answer yet. What the reply
+ * leaves out (a poll carries no `reason`, a webhook may carry no message) is taken to be
+ * what was asked before, not a change.
+ */
+function questionObserved(
+  row: OperationRow,
+  status: 'input-required' | 'auth-required',
+  obs: ObservedReply,
+  now: number,
+): { patch: OperationPatch; asked: boolean; request: InputRequest } {
+  const previous = waitingRequest(row);
+  const before = previous?.kind === 'seller_input' && sellerStatusOf(previous) === status ? previous : undefined;
+  // A reply of ours says whether the task is open for an answer; other news leaves what was stored.
+  const continuation = continuationOf(obs, now) ?? (obs.source === 'call' ? null : parseContinuation(row));
+  const said = { message: obs.message ?? before?.message, reason: sellerReasonOf(obs.data) ?? before?.reason };
+  const fresh = sellerInputRequest(status, said, continuation !== null, now);
+  const stored = continuation ? JSON.stringify(continuation) : null;
+  if (before && sameQuestion(before, fresh)) {
+    return { patch: { needs_input: 1, ...(stored !== row.continuation ? { continuation: stored } : {}) }, asked: false, request: before };
+  }
+  return {
+    patch: { needs_input: 1, input_request: JSON.stringify(withExpiry(fresh, obs.inputExpiry)), continuation: stored, answer: null },
+    asked: true,
+    request: fresh,
+  };
+}
+
+/** A new question from the seller, whatever was asked before (e.g. it asks again after an answer): no answer yet. */
 export function inputColumnsForQuestion(status: 'input-required' | 'auth-required', obs: ObservedReply, now: number): OperationPatch {
   const continuation = continuationOf(obs, now);
+  const said = { message: obs.message, reason: sellerReasonOf(obs.data) };
   return {
     needs_input: 1,
-    input_request: JSON.stringify(withExpiry(sellerInputRequest(status, obs.message, continuation !== null, now), obs.inputExpiry)),
+    input_request: JSON.stringify(withExpiry(sellerInputRequest(status, said, continuation !== null, now), obs.inputExpiry)),
     continuation: continuation ? JSON.stringify(continuation) : null,
     answer: null,
   };

@@ -10,8 +10,8 @@ import type { AdcpError } from '../adcp/types.js';
 import type { ResultIssue } from '../adcp/task-result.js';
 import type { MutationPlan, NewEvent, OperationPatch, OperationRow } from '../store/operations-repo.js';
 import { resultInvalidEvent } from './conflict-events.js';
-import { ANSWER_CHECK, inputColumnsOnTransition } from './input-requests.js';
-import { inputTimerAt, reminderPolicyOf, type InputTimerRow } from './input-timers.js';
+import { ANSWER_CHECK, inputColumnsOnTransition, questionSeenAgain } from './input-requests.js';
+import { INPUT_TIMER_CHECK, inputTimerAt, reminderPolicyOf, type InputTimerRow } from './input-timers.js';
 import type { InputExpiryPolicy } from '../domain/input-timers.js';
 
 export interface TaskObservation {
@@ -71,7 +71,7 @@ export const STALLED_SLOWDOWN = 10;
  */
 export function nextCheckFor(
   status: OperationStatus,
-  row: Pick<OperationRow, 'webhook_mode' | 'poll_count'> & Partial<Pick<OperationRow, 'stalled' | 'deadline_at'>> & Omit<InputTimerRow, 'status'>,
+  row: Pick<OperationRow, 'webhook_mode' | 'poll_count' | 'task_id'> & Partial<Pick<OperationRow, 'stalled' | 'deadline_at'>> & Omit<InputTimerRow, 'status'>,
   timing: TimingPolicy,
   now: number,
   random: () => number,
@@ -79,6 +79,7 @@ export function nextCheckFor(
   source: EventSource = 'call',
 ): { next_check_at: number | null; check_kind: string | null } {
   let delay: number;
+  if (NEEDS_INPUT_STATUSES.has(status as AdcpTaskStatus) && !row.task_id) return personOnlyTimer(status, row, timing, now);
   switch (status) {
     case 'submitted':
     case 'unknown':
@@ -108,6 +109,22 @@ export function nextCheckFor(
   const inputAt = inputTimerAt({ ...row, status }, reminderPolicyOf(timing));
   if (inputAt !== null) at = Math.min(at, Math.max(inputAt, now));
   return { next_check_at: at, check_kind: 'poll' };
+}
+
+/**
+ * A seller's question with no task id to poll (e.g. an MCP `input-required` reply without
+ * a `task_id`): the seller waits for our next move, and a resend would only ask again (or,
+ * to a seller that does not replay, ask anew). Its only timer is the request's clock
+ * (reminders, expiry), which the scheduler hands to the input timers, never to a send.
+ */
+function personOnlyTimer(
+  status: OperationStatus,
+  row: Omit<InputTimerRow, 'status'>,
+  timing: TimingPolicy,
+  now: number,
+): { next_check_at: number | null; check_kind: string | null } {
+  const at = inputTimerAt({ ...row, status }, reminderPolicyOf(timing));
+  return at === null ? { next_check_at: null, check_kind: null } : { next_check_at: Math.max(at, now), check_kind: INPUT_TIMER_CHECK };
 }
 
 export function planObservation(
@@ -177,6 +194,11 @@ export function planObservation(
           to: obs.status,
           detail: compact({ task_id: obs.taskId, message: obs.message, error: obs.error }),
         });
+      } else if ((obs.status === 'input-required' || obs.status === 'auth-required') && row.needs_input === 1 && !row.answer) {
+        // Asked again while it waits: the same question changes nothing, another one replaces it.
+        const again = questionSeenAgain(row, obs.status, obs, now);
+        Object.assign(patch, again.patch);
+        events.push(...again.events);
       }
       if (isTerminal(obs.status)) {
         patch.completed_at = now;

@@ -32,7 +32,7 @@ import { BrokenCircuitError, type AgentBreakers } from './breakers.js';
 import { planObservation, type ObservationOutcome, type TaskObservation, type TimingPolicy } from './observation-plan.js';
 import type { Tx } from '../store/tx.js';
 import type { WriteSlot } from '../store/write-batch.js';
-import { callingMarkPlan, giveUpPlan, retryLaterPlan } from './work-plans.js';
+import { callingMarkPlan, giveUpPlan, nothingToPollPlan, retryLaterPlan } from './work-plans.js';
 import { INPUT_TIMER_CHECK, withInputExpiry, type InputTimers } from './input-timers.js';
 import type { GovernanceHooks } from './governance/hooks.js';
 
@@ -240,8 +240,8 @@ export class OperationService {
     const lease = leaseOf(row);
     const agent = await this.store.agents.get(row.agent_id);
     if (!agent || !row.task_id) {
-      // Nothing to poll (no task id yet): the only way forward is to resend.
-      await this.finish(row.id, lease, () => ({ patch: { check_kind: 'send', next_check_at: this.clock.now() }, value: null }));
+      // Nothing to poll: a question waits for its person, anything else is resent.
+      await this.finish(row.id, lease, (current) => nothingToPollPlan(current, this.options, this.clock.now(), this.clock.random));
       return;
     }
     let reply: TaskReply;

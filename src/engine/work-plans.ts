@@ -1,10 +1,10 @@
-/** Writes of claimed work that need no I/O to decide: the mark before a send, a retry later, and giving up. */
+/** Writes of claimed work that need no I/O to decide: the mark before a send, a retry later, nothing to poll, and giving up. */
 import type { AdcpError } from '../adcp/types.js';
-import { isTerminal, type OperationStatus } from '../domain/status.js';
+import { isTerminal, NEEDS_INPUT_STATUSES, type AdcpTaskStatus, type OperationStatus } from '../domain/status.js';
 import type { OperationRow } from '../store/index.js';
 import type { MutationPlan, NewEvent } from '../store/operations-repo.js';
 import { describeError, errorKind } from './call-outcomes.js';
-import { STALLED_SLOWDOWN, type TimingPolicy } from './observation-plan.js';
+import { nextCheckFor, STALLED_SLOWDOWN, type TimingPolicy } from './observation-plan.js';
 
 /**
  * Before the bytes leave: `calling_adcp` (a resend of an operation known as `unknown`
@@ -44,6 +44,19 @@ export function retryLaterPlan(err: unknown, adcpError: AdcpError | undefined, w
     ],
     value: null,
   };
+}
+
+/**
+ * A poll came due with no task id to poll. A question to a person (an MCP `input-required`
+ * without a `task_id`, say) waits for the person: its timer becomes the request's clock
+ * alone, and nothing is sent (a timer stored before that rule existed lands here). Anything
+ * else has no way forward but a resend, with the same key and bytes.
+ */
+export function nothingToPollPlan(current: OperationRow, timing: TimingPolicy, now: number, random: () => number): MutationPlan<null> {
+  if (NEEDS_INPUT_STATUSES.has(current.status as AdcpTaskStatus) && !current.task_id) {
+    return { patch: nextCheckFor(current.status as OperationStatus, current, timing, now, random), value: null };
+  }
+  return { patch: { check_kind: 'send', next_check_at: now }, value: null };
 }
 
 /**

@@ -140,6 +140,12 @@ export const INPUT_REQUIRED_MESSAGE =
   'taskId and contextId with the full create_media_buy input); out of band (the only way over MCP), ' +
   'with the custom tool sandbox_respond {task_id, approve: true|false, message?}.';
 
+/** The question of sandbox_input_required_untracked, and the AdCP reason code it gives. */
+export const UNTRACKED_INPUT_MESSAGE =
+  'Sandbox seller needs the insertion order approved before it books this buy, and keeps no task for it: ' +
+  'send the corrected request again (a new idempotency_key), or drop it.';
+export const UNTRACKED_INPUT_REASON = 'APPROVAL_REQUIRED';
+
 export const AUTH_REQUIRED_MESSAGE =
   'Sandbox seller needs fresh credentials for this buy. Answer with the custom tool ' +
   'sandbox_respond {task_id, approve: true|false} to simulate supplying (or refusing) them.';

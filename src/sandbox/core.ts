@@ -9,6 +9,8 @@ import {
   buildMediaBuy,
   checkCreateRequest,
   INPUT_REQUIRED_MESSAGE,
+  UNTRACKED_INPUT_MESSAGE,
+  UNTRACKED_INPUT_REASON,
 } from './behaviours.js';
 import type { GovernanceGate } from './governance-gate.js';
 import { IDEMPOTENCY_KEY_PATTERN, IdempotencyLedger } from './idempotency.js';
@@ -158,6 +160,9 @@ export class SellerCore {
         const task = newTask('input-required', INPUT_REQUIRED_MESSAGE);
         return ok({ status: 'input-required', task_id: task.task_id, message: INPUT_REQUIRED_MESSAGE, ...echo });
       }
+      case 'input_required_untracked':
+        // No task, so no task_id: the question lives only in this reply (and its replays).
+        return ok({ status: 'input-required', reason: UNTRACKED_INPUT_REASON, message: UNTRACKED_INPUT_MESSAGE, ...echo });
       case 'auth_required': {
         const task = newTask('auth-required', AUTH_REQUIRED_MESSAGE);
         return ok({ status: 'auth-required', task_id: task.task_id, message: AUTH_REQUIRED_MESSAGE, ...echo });

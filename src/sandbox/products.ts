@@ -11,6 +11,7 @@ export type SandboxBehaviour =
   | 'submitted'
   | 'working'
   | 'input_required'
+  | 'input_required_untracked'
   | 'rejected'
   | 'failed'
   | 'auth_required'
@@ -55,6 +56,15 @@ export const SANDBOX_PRODUCTS = [
       'open: a message on its taskId + contextId with the full valid input completes it (or, with ' +
       'ext.sandbox.then:"submitted", moves it to submitted). Out of band, over MCP or A2A: the custom tool ' +
       'sandbox_respond {task_id, approve, message?}: approve → completed, reject → rejected.',
+  },
+  {
+    product_id: 'sandbox_input_required_untracked',
+    behaviour: 'input_required_untracked',
+    name: 'Sandbox: input required, no task',
+    description:
+      'Replies {status:"input-required", reason:"APPROVAL_REQUIRED", message} with no task_id (as some MCP ' +
+      'sellers do): there is no task to poll or answer on, and a resend under the same key replays the same ' +
+      'question. A buyer answers by sending a corrected request under a new key, or by giving up on it.',
   },
   {
     product_id: 'sandbox_rejected',

@@ -16,6 +16,7 @@ describeInBrowser('answering from the inbox in a browser', () => {
   let seller: SandboxSeller;
   let browser: Browser;
   let a2aAgent: string;
+  let mcpAgent: string;
   let traderKey: string;
   let viewerKey: string;
   const contexts: BrowserContext[] = [];
@@ -26,6 +27,9 @@ describeInBrowser('answering from the inbox in a browser', () => {
     const agent = await server.api(server.adminKey, 'POST', '/v1/agents', { name: 'premium-seller (A2A)', role: 'seller', protocol: 'a2a', url: seller.a2aUrl });
     expect(agent.status, JSON.stringify(agent.body)).toBe(201);
     a2aAgent = agent.body.id;
+    const mcp = await server.api(server.adminKey, 'POST', '/v1/agents', { name: 'premium-seller (MCP)', role: 'seller', protocol: 'mcp', url: seller.url });
+    expect(mcp.status, JSON.stringify(mcp.body)).toBe(201);
+    mcpAgent = mcp.body.id;
     traderKey = await server.createKey('trader', 'approver');
     viewerKey = await server.createKey('auditor', 'viewer');
     browser = await launchBrowser();
@@ -109,6 +113,36 @@ describeInBrowser('answering from the inbox in a browser', () => {
     await page.getByRole('button', { name: 'Approve and send' }).click();
     await page.locator('#operation h1 [data-status="completed"]').waitFor({ timeout: 30_000 });
     expect(seller.stats().mediaBuysCreatedByKey[approved.idempotency_key]).toBe(1);
+  });
+
+  it("shows the seller's own reason and message, and a reject from the inbox answers the question shown", async () => {
+    const res = await server.api(server.adminKey, 'POST', '/v1/media-buys', { agent_id: mcpAgent, request: mediaBuyRequest('sandbox_input_required_untracked') });
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    const asked = res.body as { id: string; idempotency_key: string; input_request: { id: string; message: string } };
+    const page = await pageAs(traderKey);
+    await page.goto(`${server.serve.url}/inbox`);
+    const card = item(page, asked.id);
+    await card.waitFor({ timeout: 20_000 });
+    await expect(card.locator('.reason').textContent()).resolves.toBe('Reason: APPROVAL_REQUIRED (seller status input-required)');
+    await expect(card.locator('.message').textContent()).resolves.toBe(asked.input_request.message);
+    // Every form says which question it answers.
+    const named = await card.locator('input[name="question_id"]').evaluateAll((inputs) => inputs.map((i) => (i as HTMLInputElement).value));
+    expect(named.length).toBeGreaterThan(0);
+    expect(new Set(named)).toEqual(new Set([asked.input_request.id]));
+
+    await card.getByLabel(/^Message/).fill('not this flight');
+    await card.getByRole('button', { name: 'Reject' }).click();
+    await page.waitForURL(/\/inbox\?notice=answered/);
+    const op = await show(asked.id);
+    expect(op.status).toBe('rejected');
+    expect(op.events.find((e: { kind: string }) => e.kind === 'answered')).toMatchObject({ actor: 'trader', detail: { decision: 'reject', question_id: asked.input_request.id } });
+    // Sent once: the question was waited on, never resent.
+    expect(seller.stats().calls.filter((c) => c.tool === 'create_media_buy' && c.idempotency_key === asked.idempotency_key)).toHaveLength(1);
+
+    // The operation's own page shows the reason too.
+    const other = await server.api(server.adminKey, 'POST', '/v1/media-buys', { agent_id: mcpAgent, request: mediaBuyRequest('sandbox_input_required_untracked') });
+    await page.goto(`${server.serve.url}/operations/${other.body.id}`);
+    await expect(page.locator('section.waiting .reason').textContent()).resolves.toBe('Reason: APPROVAL_REQUIRED (seller status input-required)');
   });
 
   it('shows a viewer no answer button, and refuses a forged answer posted with its session', async () => {

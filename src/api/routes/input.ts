@@ -14,6 +14,8 @@ export const AnswerInput = z
     decision: z.enum(DECISIONS),
     message: z.string().trim().min(1).max(2000).optional(),
     params: z.record(z.string(), z.unknown()).optional(),
+    /** The question answered (`input_request.id`): an answer to a question since replaced is 409 question_superseded. */
+    question_id: z.string().trim().min(1).max(200).optional(),
   })
   .strict();
 

@@ -21,7 +21,7 @@ type Form = Record<string, unknown>;
 
 /**
  * The form's fields as the API's body, checked by the API's own schema
- * (POST /v1/operations/:id/input): {decision, message?, params?}. A problem is said in words.
+ * (POST /v1/operations/:id/input): {decision, message?, params?, question_id?}. A problem is said in words.
  */
 function answerFrom(form: Form): Answer | string {
   let params: unknown;
@@ -34,7 +34,14 @@ function answerFrom(form: Form): Answer | string {
     if (!params || typeof params !== 'object' || Array.isArray(params)) return 'The parameters must be a JSON object, such as {"packages": [...]}.';
   }
   const message = typeof form.message === 'string' && form.message.trim() !== '' ? form.message : undefined;
-  const parsed = AnswerInput.safeParse({ decision: form.decision, ...(message !== undefined ? { message } : {}), ...(params !== undefined ? { params } : {}) });
+  // The form names the question it was shown with, so an answer never lands on a question asked since.
+  const questionId = typeof form.question_id === 'string' && form.question_id !== '' ? form.question_id : undefined;
+  const parsed = AnswerInput.safeParse({
+    decision: form.decision,
+    ...(message !== undefined ? { message } : {}),
+    ...(params !== undefined ? { params } : {}),
+    ...(questionId !== undefined ? { question_id: questionId } : {}),
+  });
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
   if (issue.path[0] === 'decision') return 'Choose approve, reject or respond.';
@@ -78,6 +85,7 @@ export function inboxPages(app: FastifyInstance, deps: UiDeps): void {
       return reply.code(303).header('location', to).send();
     } catch (err) {
       if (!(err instanceof EngineError)) throw err;
+      if (err.code === 'question_superseded') return refused(409, 'The seller has asked something else since this page was shown, so your answer was not taken. Read the new question and answer that.');
       return refused(err.httpStatus, err.message);
     }
   });

@@ -4,12 +4,13 @@
  * may answer; the server applies the same rules again whatever a form says.
  */
 import type { InputRequest } from '../../domain/input-request.js';
+import { questionIdOf } from '../../domain/input-question.js';
 import { parseInputRequest } from '../../engine/input-requests.js';
 import type { OperationRow } from '../../store/index.js';
 import { html, type SafeHtml } from '../html.js';
 
 /** What a waiting operation asks (docs/ARCHITECTURE.md, People in the loop); `allowed` is empty when nothing can be answered here. */
-export type InputRequestView = Pick<InputRequest, 'kind' | 'message' | 'reason' | 'fields' | 'expires_at'> & { allowed: string[]; requested_at?: string };
+export type InputRequestView = Pick<InputRequest, 'id' | 'kind' | 'message' | 'reason' | 'seller_status' | 'fields' | 'expires_at'> & { allowed: string[]; requested_at?: string };
 
 export const KIND_LABELS: Record<string, string> = {
   seller_input: 'Seller asks',
@@ -39,14 +40,18 @@ export function answerForms(o: OperationRow, request: InputRequestView, opts: An
   const allows = (d: string) => request.allowed.includes(d);
   if (!allows('approve') && !allows('reject') && !allows('respond')) return html`<p class="muted">Nothing can be answered here.</p>`;
   const rejectNeedsWhy = request.kind !== 'seller_input';
-  // The id names the request (kind and allowed answers): live refreshes keep a form a person is
-  // filling in (hx-preserve), and a changed request replaces it.
-  const idBase = `answer-${o.id}-${request.kind}-${[...request.allowed].sort().join('-')}`;
+  // Each form says which question it answers: an answer to a question asked since is refused, not taken for it.
+  const questionId = request.requested_at !== undefined ? questionIdOf({ id: request.id, requested_at: request.requested_at }) : undefined;
+  const question = questionId !== undefined ? html`<input type="hidden" name="question_id" value="${questionId}">` : '';
+  // The id names the question: live refreshes keep a form a person is filling in (hx-preserve),
+  // and a new question replaces it.
+  const idBase = `answer-${o.id}-${(questionId ?? `${request.kind}-${[...request.allowed].sort().join('-')}`).replace(/[^A-Za-z0-9_-]/g, '-')}`;
   const decide =
     allows('approve') || allows('reject')
       ? html`<form method="post" action="/operations/${o.id}/input" class="stack answer-form">
     <input type="hidden" name="_csrf" value="${opts.csrf}">
     <input type="hidden" name="return_to" value="${opts.returnTo}">
+    ${question}
     <label for="${idBase}-message">Message <span class="muted">(${rejectNeedsWhy && allows('reject') ? 'required to reject' : 'optional'}; recorded with your name)</span></label>
     <textarea id="${idBase}-message" name="message" rows="2" maxlength="2000"></textarea>
     <div class="button-row">
@@ -62,6 +67,7 @@ export function answerForms(o: OperationRow, request: InputRequestView, opts: An
       <input type="hidden" name="_csrf" value="${opts.csrf}">
       <input type="hidden" name="return_to" value="${opts.returnTo}">
       <input type="hidden" name="decision" value="respond">
+      ${question}
       <label for="${idBase}-params">Parameters (a JSON object merged over the request)</label>
       <textarea id="${idBase}-params" name="params" rows="5" required spellcheck="false" class="mono" placeholder='{"packages": [{"budget": 20000}]}'></textarea>
       <label for="${idBase}-respond-message">Note with the corrections <span class="muted">(optional)</span></label>
@@ -80,6 +86,14 @@ export function waitingPanel(o: OperationRow, opts: Omit<AnswerFormsOptions, 're
   return html`<section class="panel waiting" aria-labelledby="waiting-title">
   <h2 id="waiting-title"><span class="kind kind-${request.kind}">${KIND_LABELS[request.kind] ?? request.kind}</span> Waiting for a person</h2>
   <p class="message">${request.message}</p>
+  ${whyAsked(request)}
   ${answerForms(o, request, { ...opts, returnTo: 'operation' })}
 </section>`;
+}
+
+/** The machine-readable why of a request (the seller's own reason code, or the tenant rule), and the seller status that asked when it says more. */
+export function whyAsked(request: InputRequestView): SafeHtml {
+  if (!request.reason) return html``;
+  const status = request.seller_status && request.seller_status !== request.reason ? html` <span class="muted">(seller status <code>${request.seller_status}</code>)</span>` : '';
+  return html`<p class="meta reason"><span>Reason: <code>${request.reason}</code>${status}</span></p>`;
 }

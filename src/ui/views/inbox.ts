@@ -2,7 +2,7 @@
 import type { AgentRow, OperationRow } from '../../store/index.js';
 import { duration, shortId, utc, when } from '../format.js';
 import { html, type SafeHtml } from '../html.js';
-import { answerForms, inputRequestOf, KIND_LABELS, type AnswerFormsOptions } from './answer-forms.js';
+import { answerForms, inputRequestOf, KIND_LABELS, whyAsked, type AnswerFormsOptions } from './answer-forms.js';
 
 export interface InboxView {
   rows: OperationRow[];
@@ -49,8 +49,8 @@ function item(o: OperationRow, agentName: string, v: InboxView): SafeHtml {
     <span>Waiting <strong>${duration(v.now - since)}</strong> <span class="muted">(since ${utc(since)})</span></span>
     <span>${Number.isFinite(expires) ? html`Expires ${when(expires, v.now)}` : 'No expiry'}</span>
     ${budgetOf(o) ? html`<span>Budget <strong>${budgetOf(o)}</strong></span>` : ''}
-    ${request.reason ? html`<span>Reason: <code>${request.reason}</code></span>` : ''}
   </p>
+  ${whyAsked(request)}
   ${answerForms(o, request, { ...v.forms, returnTo: 'inbox' })}
 </li>`;
 }

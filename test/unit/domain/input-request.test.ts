@@ -15,15 +15,19 @@ const now = Date.parse('2026-09-01T10:00:00Z');
 
 describe('what each kind allows', () => {
   it('a seller question allows approve only with a continuation; auth-required only reject', () => {
-    expect(sellerInputRequest('input-required', 'sign the IO', true, now)).toEqual({
+    expect(sellerInputRequest('input-required', { message: 'sign the IO' }, true, now)).toEqual({
+      id: expect.stringMatching(/^q_[0-9a-f]{24}$/),
       kind: 'seller_input',
       message: 'sign the IO',
       reason: 'input-required',
+      seller_status: 'input-required',
       allowed: ['approve', 'reject', 'respond'],
       requested_at: '2026-09-01T10:00:00.000Z',
     });
-    expect(sellerInputRequest('input-required', undefined, false, now).allowed).toEqual(['reject', 'respond']);
-    expect(sellerInputRequest('auth-required', undefined, true, now)).toMatchObject({ reason: 'auth-required', allowed: ['reject'] });
+    // The seller's own reason code, when it gives one, is the request's reason.
+    expect(sellerInputRequest('input-required', { reason: 'APPROVAL_REQUIRED' }, false, now)).toMatchObject({ reason: 'APPROVAL_REQUIRED', seller_status: 'input-required' });
+    expect(sellerInputRequest('input-required', {}, false, now).allowed).toEqual(['reject', 'respond']);
+    expect(sellerInputRequest('auth-required', {}, true, now)).toMatchObject({ reason: 'auth-required', allowed: ['reject'] });
   });
 
   it('spend approval and governance conditions allow approve and reject', () => {
@@ -34,9 +38,9 @@ describe('what each kind allows', () => {
 });
 
 describe('checkAnswer', () => {
-  const withContinuation = sellerInputRequest('input-required', 'q', true, now);
-  const withoutContinuation = sellerInputRequest('input-required', 'q', false, now);
-  const authRequired = sellerInputRequest('auth-required', 'q', false, now);
+  const withContinuation = sellerInputRequest('input-required', { message: 'q' }, true, now);
+  const withoutContinuation = sellerInputRequest('input-required', { message: 'q' }, false, now);
+  const authRequired = sellerInputRequest('auth-required', { message: 'q' }, false, now);
   const spend = spendApprovalRequest({ rule: 'approval_over', message: 'over' }, now);
   const governance = governanceConditionsRequest('apply', [], now);
 

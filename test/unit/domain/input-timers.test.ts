@@ -95,7 +95,7 @@ describe('expiry', () => {
   it('is stamped from the rule for the request kind; other kinds are left alone', () => {
     const rules = { spend_approval: { after_ms: 3_600_000, then: 'reject' as const } };
     expect(withExpiry(held, rules)).toEqual({ ...held, expires_at: '2026-09-01T11:00:00.000Z', on_expiry: 'reject' });
-    const question = sellerInputRequest('input-required', 'q', false, t0);
+    const question = sellerInputRequest('input-required', { message: 'q' }, false, t0);
     expect(withExpiry(question, rules)).toEqual(question);
     expect(withExpiry(held, null)).toEqual(held);
   });

@@ -18,8 +18,8 @@ describe('the timer of a row that waits for a person', () => {
   });
 
   it("a seller's question: the backup poll is pulled in to the next reminder, and to the expiry when sooner", () => {
-    const question = JSON.stringify(sellerInputRequest('input-required', 'sign', false, t0));
-    const row = { webhook_mode: 'rfc9421', poll_count: 0, needs_input: 1, input_request: question };
+    const question = JSON.stringify(sellerInputRequest('input-required', { message: 'sign' }, false, t0));
+    const row = { webhook_mode: 'rfc9421', poll_count: 0, task_id: 'task_1', needs_input: 1, input_request: question };
     expect(nextCheckFor('input-required', row, timing, t0, noJitter).next_check_at).toBe(t0 + 60_000);
     // After the first reminder the next is 2 min on: still sooner than the 10 min backup poll.
     expect(nextCheckFor('input-required', { ...row, reminded_at: t0 + 60_000, input_reminders: 1 }, timing, t0 + 60_000, noJitter).next_check_at).toBe(t0 + 180_000);
