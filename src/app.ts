@@ -39,7 +39,7 @@ import { createLiveUpdates, type LiveUpdates } from './notify/live-updates.js';
 import { eventHorizonFor } from './notify/event-horizon.js';
 import { SubscriptionDispatcher } from './notify/subscription-dispatcher.js';
 import { subscriptionRoutes } from './api/routes/subscriptions.js';
-import { liveSourceFrom } from './ui/live.js';
+import { liveSourceFrom } from './notify/live-source.js';
 import { dashboardRoutes } from './ui/plugin.js';
 import { GovernanceFlow } from './engine/governance/flow.js';
 import { GovernanceGuard } from './engine/governance/governed-ops.js';
