@@ -34,3 +34,6 @@ export async function connectMcp(baseUrl: string, apiKey: string | undefined, na
 
 /** The text a model reads of a result. */
 export const textOf = (result: CallToolResult) => result.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+
+/** A tool result's error as the server put it (`_meta`), e.g. {code: 'forbidden', message}. */
+export const errorOf = (result: CallToolResult) => (result._meta as Record<string, { code: string; message: string }> | undefined)?.['adcp-orchestrator/error'];
