@@ -57,6 +57,10 @@ export function mcpRoutes(deps: { store: Store; sessions: McpSessions }) {
 
 async function serve(sessions: McpSessions, req: FastifyRequest, reply: FastifyReply) {
   const auth = req.mcpAuth!;
+  // Fastify reads text/plain too; MCP messages are JSON only.
+  if (req.method === 'POST' && !/^application\/json\s*(;|$)/i.test(req.headers['content-type'] ?? '')) {
+    return reply.code(415).send(rpcError(-32600, 'send Content-Type: application/json'));
+  }
   const sessionId = req.headers['mcp-session-id'];
   if (typeof sessionId === 'string') {
     // Another key's session is as unknown as one that ended: a key learns nothing of others.
