@@ -75,6 +75,7 @@ async function runBridge(target: ApiTarget): Promise<void> {
         if (isJSONRPCRequest(message)) await local.send({ jsonrpc: '2.0', id: message.id, error: { code: -32000, message: describe(err) } }).catch(() => undefined);
       });
   };
+  // The client went away (closed our standard input, or stopped us): end the server's session too.
   local.onclose = () => {
     void queue.then(async () => {
       await remote.terminateSession().catch(() => undefined);
@@ -82,6 +83,8 @@ async function runBridge(target: ApiTarget): Promise<void> {
       process.exit(0);
     });
   };
+  process.stdin.once('end', () => void local.close());
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void local.close());
   await local.start();
 }
 
