@@ -61,9 +61,12 @@ export class McpSessions {
       built.close();
     };
     await built.server.connect(transport);
-    await transport.handleRequest(req, res, body);
-    // An initialize the transport refused (wrong Accept, a batch…) opened nothing to keep.
-    if (!session) await built.server.close();
+    try {
+      await transport.handleRequest(req, res, body);
+    } finally {
+      // An initialize the transport refused (wrong Accept, a batch…) or that failed opened nothing to keep.
+      if (!session) await built.server.close();
+    }
   }
 
   /** The session `id` if it is this key's; undefined otherwise (unknown, ended, elsewhere, or another key's). */

@@ -97,5 +97,11 @@ describe('MCP bad input', () => {
     expect(unknown.status).toBe(404);
     const text = await post('plain text', { 'content-type': 'text/plain' });
     expect(text.status).toBe(415);
+    // An initialize the transport refuses (it must accept an event stream too) leaves no session behind.
+    const sessions = stack.orch.app.mcp.sessions.size;
+    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const notAcceptable = await post(JSON.stringify(initialize), { accept: 'application/json' });
+    expect(notAcceptable.status).toBe(406);
+    expect(stack.orch.app.mcp.sessions.size).toBe(sessions);
   });
 });
