@@ -1,82 +1,90 @@
 /**
- * Operations as MCP resources, `adcp-orchestrator://operations/{id}` (the JSON of
- * GET /v1/operations/:id), subscribable: a session that subscribes gets
- * `notifications/resources/updated` on its GET stream whenever the operation changes.
- * Changes come from the tenant's live feed (src/notify/live-source.ts), which carries
- * every instance's changes, so a subscriber hears of a change wherever it was made.
- * One feed subscription per session, opened with its first resource subscription.
+ * MCP resources, subscribable: a session that subscribes to one gets
+ * `notifications/resources/updated` on its GET stream whenever it changes. Changes come
+ * from the tenant's live feed (src/notify/live-source.ts), which carries every
+ * instance's changes, so a subscriber hears of a change wherever it was made. One feed
+ * subscription per session, opened with its first resource subscription.
  *
- * Another tenant's operation is "not found", to read or to subscribe to.
+ * What a kind of resource is (its URI, how it is read, which changes concern it) is a
+ * ResourceKind; the kinds are listed in RESOURCE_KINDS. Another tenant's resource is
+ * "not found", to read or to subscribe to.
  */
 import { ErrorCode, McpError, type ReadResourceResult, type Resource, type ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
-import { EngineError } from '../engine/errors.js';
-import { listOperations, showOperation } from '../engine/operation-reads.js';
+import type { LiveChange } from '../notify/live-source.js';
 import type { ToolContext } from './context.js';
+import { operationResource } from './operation-resource.js';
 
-const SCHEME = 'adcp-orchestrator://operations/';
-/** What resources/list shows: the newest operations (the template reaches any of them). */
-const LISTED = 50;
+export type ResourceScope = Omit<ToolContext, 'signal'>;
 
-export const OPERATION_TEMPLATE: ResourceTemplate = {
-  uriTemplate: `${SCHEME}{id}`,
-  name: 'operation',
-  title: 'An operation',
-  description: 'One operation with its events, as get_operation answers it. Subscribe to hear when it changes.',
-  mimeType: 'application/json',
-};
+export interface ResourceKind {
+  /** `adcp-orchestrator://<kind>/`: the URI is this and the id, URI-encoded. */
+  prefix: string;
+  template: ResourceTemplate;
+  /** The resource's JSON, or undefined when the tenant has no such thing. */
+  read(scope: ResourceScope, id: string): Promise<unknown | undefined>;
+  /** Which of this kind's ids a live change concerns ('all': too many to name). */
+  changed(change: LiveChange): string[] | 'all';
+  /** What resources/list shows of this kind (the template reaches the rest). */
+  list(scope: ResourceScope): Promise<Resource[]>;
+}
 
-export const operationUri = (id: string) => `${SCHEME}${encodeURIComponent(id)}`;
+/** Every kind served. A kind is one small file beside operation-resource.ts and one entry here. */
+export const RESOURCE_KINDS: readonly ResourceKind[] = [operationResource];
 
-function operationIdOf(uri: string): string {
-  const id = uri.startsWith(SCHEME) ? uri.slice(SCHEME.length) : '';
-  if (!/^[^/?#]{1,300}$/.test(id)) throw notFound(uri);
+export const resourceUri = (kind: ResourceKind, id: string) => `${kind.prefix}${encodeURIComponent(id)}`;
+
+// -32002 is the MCP spec's "resource not found".
+const notFound = (uri: string) => new McpError(-32002, `resource not found: ${uri.slice(0, 300)}`);
+
+function parse(uri: string): { kind: ResourceKind; id: string } {
+  const kind = RESOURCE_KINDS.find((k) => uri.startsWith(k.prefix));
+  const raw = kind ? uri.slice(kind.prefix.length) : '';
+  if (!kind || !/^[^/?#]{1,300}$/.test(raw)) throw notFound(uri);
   try {
-    return decodeURIComponent(id);
+    return { kind, id: decodeURIComponent(raw) };
   } catch {
     throw notFound(uri);
   }
 }
 
-// -32002 is the MCP spec's "resource not found".
-const notFound = (uri: string) => new McpError(-32002, `resource not found: ${uri.slice(0, 300)}`);
-
-export class OperationResources {
+export class SessionResources {
+  /** Subscribed URIs. */
   private readonly subscribed = new Set<string>();
   private feed: { close(): void } | undefined;
   private closed = false;
 
   constructor(
-    private readonly scope: Omit<ToolContext, 'signal'>,
+    private readonly scope: ResourceScope,
     /** Sends notifications/resources/updated on the session's GET stream. */
     private readonly updated: (uri: string) => Promise<void>,
   ) {}
 
+  templates(): ResourceTemplate[] {
+    return RESOURCE_KINDS.map((k) => k.template);
+  }
+
   async list(): Promise<Resource[]> {
-    const page = await listOperations(this.scope.services.store, this.scope.auth.tenantId, { limit: LISTED });
-    return page.operations.map((op) => ({ uri: operationUri(op.id), name: `${op.type} ${op.id}`, description: `${op.status} at agent ${op.agent_id}`, mimeType: 'application/json' }));
+    return (await Promise.all(RESOURCE_KINDS.map((k) => k.list(this.scope)))).flat();
   }
 
   async read(uri: string): Promise<ReadResourceResult> {
-    const id = operationIdOf(uri);
-    try {
-      const op = await showOperation(this.scope.services.store, this.scope.auth.tenantId, id);
-      return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(op) }] };
-    } catch (err) {
-      if (err instanceof EngineError && err.httpStatus === 404) throw notFound(uri);
-      throw err;
-    }
+    const { kind, id } = parse(uri);
+    const json = await kind.read(this.scope, id);
+    if (json === undefined) throw notFound(uri);
+    return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(json) }] };
   }
 
   async subscribe(uri: string): Promise<void> {
-    const id = operationIdOf(uri);
-    if (!(await this.scope.services.store.operations.getForTenant(this.scope.auth.tenantId, id))) throw notFound(uri);
+    const { kind, id } = parse(uri);
+    if ((await kind.read(this.scope, id)) === undefined) throw notFound(uri);
     if (this.closed) throw new McpError(ErrorCode.ConnectionClosed, 'the session is closing');
-    this.subscribed.add(id);
+    this.subscribed.add(resourceUri(kind, id));
     if (!this.feed) await this.follow();
   }
 
   async unsubscribe(uri: string): Promise<void> {
-    this.subscribed.delete(operationIdOf(uri));
+    const { kind, id } = parse(uri);
+    this.subscribed.delete(resourceUri(kind, id));
     if (this.subscribed.size === 0) {
       this.feed?.close();
       this.feed = undefined;
@@ -90,7 +98,7 @@ export class OperationResources {
     this.subscribed.clear();
   }
 
-  /** From now on (the feed's current position), each change of a subscribed operation is announced once. */
+  /** From now on (the feed's current position), each change of a subscribed resource is announced. */
   private async follow(): Promise<void> {
     const { live, log } = this.scope.services;
     const tenantId = this.scope.auth.tenantId;
@@ -100,12 +108,21 @@ export class OperationResources {
       tenantId,
       position,
       async (change) => {
-        const ids = change.many ? [...this.subscribed] : change.operationIds.filter((id) => this.subscribed.has(id));
-        for (const id of ids) await this.updated(operationUri(id)).catch((err) => log.debug({ err }, 'MCP: resource update not sent'));
+        for (const uri of this.concerned(change)) await this.updated(uri).catch((err) => log.debug({ err }, 'MCP: resource update not sent'));
       },
       () => {
         this.feed = undefined;
       },
     );
+  }
+
+  private concerned(change: LiveChange): string[] {
+    const uris: string[] = [];
+    for (const kind of RESOURCE_KINDS) {
+      const ids = kind.changed(change);
+      if (ids === 'all') uris.push(...[...this.subscribed].filter((u) => u.startsWith(kind.prefix)));
+      else for (const id of ids) if (this.subscribed.has(resourceUri(kind, id))) uris.push(resourceUri(kind, id));
+    }
+    return uris;
   }
 }

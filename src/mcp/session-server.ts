@@ -26,7 +26,7 @@ import type { RequestAuth } from '../api/auth.js';
 import { roleAtLeast } from '../domain/roles.js';
 import { callTool } from './call-tool.js';
 import type { McpServices, ToolContext } from './context.js';
-import { OPERATION_TEMPLATE, OperationResources } from './resources.js';
+import { SessionResources } from './resources.js';
 import { OperationTaskStore } from './task-store.js';
 import { inputOf, type Tool } from './tool.js';
 import { TOOLS } from './tools/index.js';
@@ -53,13 +53,13 @@ export function buildSessionServer(auth: RequestAuth, services: McpServices): Se
     instructions: INSTRUCTIONS,
     taskStore: new OperationTaskStore(scope),
   });
-  const resources = new OperationResources(scope, (uri) => server.sendResourceUpdated({ uri }));
+  const resources = new SessionResources(scope, (uri) => server.sendResourceUpdated({ uri }));
   const listed = TOOLS.filter((t) => roleAtLeast(auth.role, t.role)).map(describe);
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
   server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(request, extra, scope));
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: await resources.list() }));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [OPERATION_TEMPLATE] }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: resources.templates() }));
   server.setRequestHandler(ReadResourceRequestSchema, (request) => resources.read(request.params.uri));
   server.setRequestHandler(SubscribeRequestSchema, async (request) => {
     await resources.subscribe(request.params.uri);

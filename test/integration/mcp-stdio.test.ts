@@ -10,7 +10,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { operationUri } from '../../src/mcp/resources.js';
+import { operationUri } from '../../src/mcp/operation-resource.js';
 import { mediaBuyRequest } from '../helpers/media-buy.js';
 import { startMcpStack, type McpStack } from '../helpers/mcp-stack.js';
 import { runCli } from '../helpers/cli-process.js';

@@ -7,7 +7,7 @@
  */
 import { CallToolResultSchema, CreateTaskResultSchema, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { operationUri } from '../../src/mcp/resources.js';
+import { operationUri } from '../../src/mcp/operation-resource.js';
 import { mediaBuyRequest } from '../helpers/media-buy.js';
 import { connectMcp, errorOf, type McpTestClient } from '../helpers/mcp-client.js';
 import { startMcpStack, type McpStack } from '../helpers/mcp-stack.js';

@@ -6,7 +6,7 @@
  */
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { operationUri } from '../../src/mcp/resources.js';
+import { operationUri } from '../../src/mcp/operation-resource.js';
 import { startSandboxSeller, type SandboxSeller } from '../../src/sandbox/seller.js';
 import { postgresAdminUrl, tempPostgres, type TestDatabase } from '../helpers/databases.js';
 import { mediaBuyRequest } from '../helpers/media-buy.js';
