@@ -39,7 +39,7 @@ import { createLiveUpdates, type LiveUpdates } from './notify/live-updates.js';
 import { eventHorizonFor } from './notify/event-horizon.js';
 import { SubscriptionDispatcher } from './notify/subscription-dispatcher.js';
 import { subscriptionRoutes } from './api/routes/subscriptions.js';
-import { liveSourceFrom } from './ui/live.js';
+import { liveSourceFrom } from './notify/live-source.js';
 import { dashboardRoutes } from './ui/plugin.js';
 import { GovernanceFlow } from './engine/governance/flow.js';
 import { GovernanceGuard } from './engine/governance/governed-ops.js';
@@ -47,6 +47,8 @@ import { PlanBook } from './engine/governance/plan-book.js';
 import { CampaignService } from './engine/governance/campaigns.js';
 import { CampaignWatcher } from './engine/governance/campaign-watcher.js';
 import type { WriteSlot } from './store/write-batch.js';
+import { OperationStarter } from './engine/operation-starter.js';
+import { createMcp, type McpLayer } from './mcp/index.js';
 
 export interface AppOptions {
   config: Config;
@@ -81,6 +83,8 @@ export interface App {
   instanceId: string;
   /** This process among the others on the database (heartbeat, takeover of dead instances' leases). */
   instances: InstancePresence;
+  /** The MCP server at /mcp (its sessions). */
+  mcp: McpLayer;
   /** Listens on the configured port; returns the base URL. */
   listen(): Promise<string>;
   close(): Promise<void>;
@@ -187,15 +191,35 @@ export async function createApp(opts: AppOptions): Promise<App> {
   });
   const unsubscribeDispatcher = bus.subscribe(() => subscriptions.wake());
   const cancel = new CancelService(store, operations, bus, metrics, clock);
+  // Which operations changed, from every instance: the dashboard's live pages and the MCP server's waits and subscriptions.
+  const liveChanges = liveSourceFrom(live.feed, live.wakes);
   const dashboard = dashboardRoutes({
     store,
     cancel,
-    live: liveSourceFrom(live.feed, live.wakes),
+    live: liveChanges,
     clock,
     sessionTtlMs: config.ADCP_ORCH_SESSION_TTL_MS,
     publicUrl: config.ADCP_ORCH_PUBLIC_URL,
     wakeSubscriptions: () => subscriptions.wake(),
     answers,
+  });
+  const starter = new OperationStarter(operations, spendApproval, guard);
+  // Until listen() knows the port (a test's port 0), links use the configured one.
+  let selfUrl = `http://${config.HOST}:${config.PORT}`;
+  const mcp = createMcp({
+    store,
+    digest: (text) => secrets.digest(text),
+    starter,
+    operations,
+    cancel,
+    answers,
+    governance: { plans, campaigns },
+    live: liveChanges,
+    metrics,
+    log: logger,
+    waitMs: config.ADCP_ORCH_MCP_WAIT_MS,
+    taskPollMs: 1_000,
+    dashboardBase: () => config.ADCP_ORCH_PUBLIC_URL ?? selfUrl,
   });
   let ready = false;
   let stopMaintenance: (() => void) | undefined;
@@ -211,12 +235,14 @@ export async function createApp(opts: AppOptions): Promise<App> {
     answers,
     spendApproval,
     cancel,
+    starter,
     governance: { guard, plans, campaigns },
     plugins: [
       webhookRoutes(receiver, config.ADCP_ORCH_PUBLIC_URL),
       live.routes,
       subscriptionRoutes({ store, secrets, allowPrivateNetwork: config.ADCP_ORCH_ALLOW_PRIVATE_NETWORK, wake: () => subscriptions.wake() }),
       dashboard,
+      mcp.routes,
     ],
     debugGc: config.ADCP_ORCH_DEBUG_GC,
   });
@@ -240,6 +266,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     subscriptions,
     instanceId,
     instances,
+    mcp,
     async listen() {
       // Before anything else: on SQLite this refuses a second serve on the file, or releases a dead one's leases.
       await instances.start();
@@ -252,6 +279,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
       await api.listen({ port: config.PORT, host: config.HOST, listenTextResolver: (address) => `dashboard and API at ${address}/` });
       const addr = api.server.address();
       const url = `http://${config.HOST}:${typeof addr === 'object' && addr ? addr.port : config.PORT}`;
+      selfUrl = url;
       await instances.setUrl(url);
       scheduler.start();
       subscriptions.start();
@@ -286,7 +314,8 @@ export async function createApp(opts: AppOptions): Promise<App> {
     async close() {
       ready = false;
       stopMaintenance?.();
-      // Open SSE streams would keep the HTTP server from closing.
+      // Open SSE streams (ours and MCP sessions') would keep the HTTP server from closing.
+      await mcp.close();
       await live.stop();
       await reconciliation.loop.stop();
       await campaignWatcher.stop();

@@ -46,6 +46,12 @@ export const ConfigSchema = z.object({
   ADCP_ORCH_CALL_TIMEOUT_MS: intMs(30_000),
   /** How long POST /v1/operations waits for the first reply before answering 202 anyway. */
   ADCP_ORCH_SYNC_WAIT_MS: intMs(10_000),
+  /**
+   * How long an MCP tool that starts an operation, called without asking for a task, waits for
+   * it to end, need a person or be queued at the seller before it answers with the operation as it
+   * stands (the caller then follows it with wait_for_operation). At most 20 s.
+   */
+  ADCP_ORCH_MCP_WAIT_MS: intMs(20_000).pipe(z.number().max(20_000, 'must be at most 20000 (20 s)')),
   /** Polls of one task before it is marked stalled (then reconciled slowly). */
   ADCP_ORCH_MAX_POLLS: z.coerce.number().int().positive().default(2_000),
   /** Let webhook key discovery (jwks_uri, brand.json) reach loopback/private addresses: sandboxes and tests only. */

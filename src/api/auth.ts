@@ -27,25 +27,36 @@ declare module 'fastify' {
   }
 }
 
-export function requireApiKey(store: Store) {
-  return async (req: FastifyRequest, reply: FastifyReply) => {
-    const header = req.headers.authorization;
-    const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-    if (!match) {
-      return reply.code(401).header('WWW-Authenticate', 'Bearer').send(errorBody('unauthorized', 'send Authorization: Bearer <api key>'));
-    }
-    const holder = await store.tenants.findApiKey(match[1]!);
-    if (!holder) {
-      return reply.code(401).header('WWW-Authenticate', 'Bearer error="invalid_token"').send(errorBody('unauthorized', 'API key not recognised'));
-    }
-    req.tenant = holder.tenant;
-    req.auth = {
+/** Why a request was not let in, in the words both the API and the MCP endpoint answer with. */
+export type AuthRefusal = { code: 'unauthorized'; message: string; wwwAuthenticate: string };
+
+/**
+ * The tenant and key an `Authorization: Bearer <api key>` header names, or why not.
+ * The API's preHandler and the MCP endpoint both let a request in through here.
+ */
+export async function authenticate(store: Store, header: unknown): Promise<{ tenant: Tenant; auth: RequestAuth } | AuthRefusal> {
+  const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  if (!match) return { code: 'unauthorized', message: 'send Authorization: Bearer <api key>', wwwAuthenticate: 'Bearer' };
+  const holder = await store.tenants.findApiKey(match[1]!);
+  if (!holder) return { code: 'unauthorized', message: 'API key not recognised', wwwAuthenticate: 'Bearer error="invalid_token"' };
+  return {
+    tenant: holder.tenant,
+    auth: {
       tenantId: holder.tenant.id,
       tenantName: holder.tenant.name,
       keyId: holder.key.id,
       keyName: holder.key.name,
       role: holder.key.role as Role,
-    };
+    },
+  };
+}
+
+export function requireApiKey(store: Store) {
+  return async (req: FastifyRequest, reply: FastifyReply) => {
+    const found = await authenticate(store, req.headers.authorization);
+    if ('code' in found) return reply.code(401).header('WWW-Authenticate', found.wwwAuthenticate).send(errorBody(found.code, found.message));
+    req.tenant = found.tenant;
+    req.auth = found.auth;
   };
 }
 
@@ -61,11 +72,16 @@ export function requireRole(need: Role): preHandlerAsyncHookHandler {
   const check = async (req: FastifyRequest, reply: FastifyReply) => {
     const auth = authOf(req);
     if (!roleAtLeast(auth.role, need)) {
-      return reply.code(403).send(errorBody('forbidden', `this action needs the ${need} role; key '${auth.keyName}' has ${auth.role}`));
+      return reply.code(403).send(errorBody('forbidden', roleRefusal(need, auth)));
     }
   };
   roleChecks.add(check);
   return check;
+}
+
+/** What a key without the role an action needs is told (the API's 403, the MCP tools' `forbidden`). */
+export function roleRefusal(need: Role, auth: Pick<RequestAuth, 'keyName' | 'role'>): string {
+  return `this action needs the ${need} role; key '${auth.keyName}' has ${auth.role}`;
 }
 
 /** Whether a route's preHandler (one function or a list) includes a requireRole check. */

@@ -3,6 +3,8 @@
  * Operations and events are presented by the pure functions in src/domain/operation-json.ts,
  * which notifications use too, so the API and the notification bodies never disagree.
  */
+import { presentOperation } from '../domain/operation-json.js';
+import type { CancelOutcome } from '../engine/cancel-operation.js';
 import type { AgentRow } from '../store/index.js';
 
 export { presentEvent, presentOperation } from '../domain/operation-json.js';
@@ -22,4 +24,10 @@ export function presentAgent(a: AgentRow) {
     webhook_signing: json(a.webhook_signing),
     created_at: iso(a.created_at),
   };
+}
+
+/** A cancel's answer: the operation, and the seller-side cancel (`update_media_buy`) when one was started. */
+export function presentCancel(outcome: CancelOutcome) {
+  const body = presentOperation(outcome.operation);
+  return outcome.sellerCancel ? { ...body, seller_cancel: presentOperation(outcome.sellerCancel) } : body;
 }

@@ -25,6 +25,7 @@ import type { InstanceView } from '../store/instances-repo.js';
 import type { GovernanceGuard } from '../engine/governance/governed-ops.js';
 import type { PlanBook } from '../engine/governance/plan-book.js';
 import type { CampaignService } from '../engine/governance/campaigns.js';
+import { OperationStarter } from '../engine/operation-starter.js';
 import { planRoutes } from './routes/plans.js';
 import { campaignRoutes } from './routes/campaigns.js';
 
@@ -46,6 +47,8 @@ export interface ApiDeps {
   cancel?: CancelService;
   /** Governance before every spend (absent in route-level tests: governed requests are then refused with 501). */
   governance?: { guard: GovernanceGuard; plans: PlanBook; campaigns: CampaignService };
+  /** Starts operations (built from operations, spendApproval and governance when absent). */
+  starter?: OperationStarter;
   /** Serve POST /debug/gc (ADCP_ORCH_DEBUG_GC, benchmarks only). */
   debugGc?: boolean;
   /** Extra route groups (webhooks, events, UI) registered by their own modules. */
@@ -82,7 +85,8 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   });
 
   agentRoutes(app, deps);
-  operationRoutes(app, { ...deps, ...(deps.governance ? { governanceGuard: deps.governance.guard } : {}) });
+  const starter = deps.starter ?? new OperationStarter(deps.operations, deps.spendApproval, deps.governance?.guard);
+  operationRoutes(app, { store: deps.store, starter });
   if (deps.governance) {
     planRoutes(app, { store: deps.store, operations: deps.operations, plans: deps.governance.plans });
     campaignRoutes(app, { store: deps.store, campaigns: deps.governance.campaigns });

@@ -10,6 +10,7 @@ import { registerAgentCommands } from './commands/agents.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerCampaignCommands } from './commands/campaigns.js';
 import { registerKeysCommand } from './commands/keys.js';
+import { registerMcpCommand } from './commands/mcp.js';
 import { registerMigrateCommand } from './commands/migrate.js';
 import { registerOpsCommands } from './commands/ops.js';
 import { registerReconcileCommand } from './commands/reconcile.js';
@@ -35,6 +36,7 @@ registerSubscriptionCommands(program);
 registerReconcileCommand(program);
 registerDemoCommand(program);
 registerCampaignCommands(program);
+registerMcpCommand(program);
 
 program.parseAsync(process.argv).catch(async (err: unknown) => {
   process.stderr.write(errorLine(err));

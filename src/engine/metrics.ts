@@ -24,6 +24,7 @@ export class Metrics {
   readonly circuitState: Gauge;
   private readonly governanceChecks: Counter;
   private readonly governanceOutcomes: Counter;
+  private readonly mcpToolCalls: Counter;
   /** From the start of a wait for a governance decision (a check, its retries, a human review) until the decision. */
   readonly governanceWait: Histogram;
 
@@ -57,6 +58,12 @@ export class Metrics {
       registers,
     });
     this.governanceWait = new Histogram({ name: `${p}governance_wait_seconds`, help: 'Time spent waiting for a governance decision before a spend', buckets, registers });
+    this.mcpToolCalls = new Counter({
+      name: `${p}mcp_tool_calls_total`,
+      help: 'MCP tool calls by tool and outcome (ok, task, invalid, forbidden, error, internal_error; tool "unknown" for names we do not serve)',
+      labelNames: ['tool', 'outcome'],
+      registers,
+    });
     this.circuitState = new Gauge({ name: `${p}circuit_state`, help: 'Circuit breaker per agent: 0 closed, 1 half-open, 2 open', labelNames: ['agent'], registers });
     if (store) {
       new Gauge({
@@ -131,6 +138,9 @@ export class Metrics {
   }
   inputReminder(kind: string): void {
     this.inputReminders.inc({ kind });
+  }
+  mcpToolCall(tool: string, outcome: string): void {
+    this.mcpToolCalls.inc({ tool, outcome });
   }
   inputExpired(kind: string, then: string): void {
     this.inputExpiries.inc({ kind, then });

@@ -89,8 +89,11 @@ export class OperationService {
     return { ...this.options, leaseMs: this.leaseMs, ...(sendingNow ? { sendingNowTimeoutMs: this.options.callTimeoutMs } : {}) };
   }
 
-  /** Creates, then sends at once and waits a little for the first reply, so quick answers come back in the same request. */
-  async createAndStart(input: CreateOperationInput): Promise<OperationRow> {
+  /**
+   * Creates, then sends at once and waits a little (`waitMs`, default ADCP_ORCH_SYNC_WAIT_MS) for
+   * the first reply, so quick answers come back in the same request. The send goes on after the wait.
+   */
+  async createAndStart(input: CreateOperationInput, waitMs = this.options.syncWaitMs): Promise<OperationRow> {
     const { row, inserted } = await insertOperation(this.creation, input, this.buildOptions(true), true);
     // An existing operation (the same idempotency key again) is already being driven;
     // a held one waits for a person.
@@ -104,7 +107,7 @@ export class OperationService {
           }) // stored already marked: straight to the wire
         : this.send(row);
     const sending = first.catch((err) => this.log.error({ err, operation_id: row.id }, 'send failed'));
-    await Promise.race([sending, delay(this.options.syncWaitMs)]);
+    await Promise.race([sending, delay(waitMs)]);
     // The row as the reply's write left it when that write ended the wait (no read needed); else as stored now.
     return written ?? (await this.store.operations.get(row.id)) ?? row;
   }

@@ -3,7 +3,7 @@ import type { CancelService } from '../engine/cancel-operation.js';
 import type { Clock } from '../engine/clock.js';
 import type { AnswerService } from '../engine/answer-service.js';
 import type { Store } from '../store/index.js';
-import type { LiveSource } from './live.js';
+import type { LiveSource } from '../notify/live-source.js';
 
 export interface UiDeps {
   store: Store;

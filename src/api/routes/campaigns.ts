@@ -9,6 +9,7 @@ import { ApiError } from '../errors.js';
 import { idempotent } from '../idempotency.js';
 import { Governance } from './operations.js';
 
+/** One buy of a campaign: a create_media_buy at a seller, governed by the campaign's plan. */
 const Buy = z
   .object({
     agent_id: z.string().min(1).max(100),
@@ -17,7 +18,7 @@ const Buy = z
   })
   .strict();
 
-const CampaignInput = z
+export const CampaignInput = z
   .object({
     name: z.string().trim().min(1).max(200).optional(),
     governance: Governance,

@@ -6,10 +6,13 @@ import type { CancelService } from '../../engine/cancel-operation.js';
 import type { Store } from '../../store/index.js';
 import { actorOf, requireApiKey, requireRole, tenantOf } from '../auth.js';
 import { idempotent } from '../idempotency.js';
-import { presentOperation } from '../present.js';
+import { presentCancel } from '../present.js';
+
+/** Why, in a person's words (the API's body and the MCP tool cancel_operation). */
+export const CancelReason = z.string().trim().min(1, 'must not be empty').max(1000);
 
 const CancelBody = z
-  .object({ reason: z.string().trim().min(1, 'must not be empty').max(1000).optional() })
+  .object({ reason: CancelReason.optional() })
   .strict()
   .default({});
 
@@ -30,11 +33,7 @@ export function cancelRoutes(app: FastifyInstance, deps: { store: Store; cancel:
       const tenant = tenantOf(req);
       return idempotent(deps.store, req, reply, tenant.id, async () => {
         const outcome = await deps.cancel.cancel({ tenantId: tenant.id, operationId: req.params.id, actor: actorOf(req), reason: req.body?.reason });
-        const body = presentOperation(outcome.operation);
-        return {
-          statusCode: 202,
-          body: outcome.sellerCancel ? { ...body, seller_cancel: presentOperation(outcome.sellerCancel) } : body,
-        };
+        return { statusCode: 202, body: presentCancel(outcome) };
       });
     },
   );

@@ -3,16 +3,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { OPERATION_STATUSES } from '../../domain/status.js';
-import type { OperationService } from '../../engine/operation-service.js';
-import type { SpendApproval } from '../../engine/spend-approval.js';
-import type { GovernanceGuard } from '../../engine/governance/governed-ops.js';
+import type { OperationStarter } from '../../engine/operation-starter.js';
+import { listOperations, showOperation } from '../../engine/operation-reads.js';
 import type { Store } from '../../store/index.js';
 import { actorOf, requireApiKey, requireRole, tenantOf } from '../auth.js';
-import { ApiError } from '../errors.js';
 import { idempotent } from '../idempotency.js';
 import { presentOperation } from '../present.js';
 
-const WebhookMode = z.enum(['rfc9421', 'hmac', 'bearer', 'none']);
+export const WebhookMode = z.enum(['rfc9421', 'hmac', 'bearer', 'none']);
 /** AdCP spec, governance: the governance agent and plan a spend is checked against before it is sent. */
 export const Governance = z
   .object({
@@ -30,10 +28,13 @@ const StartFields = {
   governance: Governance.optional(),
 };
 
+/** An AdCP task name as the API and the MCP tool run_task take it. */
+export const TaskName = z.string().regex(/^[a-z][a-z0-9_/]{1,63}$/, 'must be an AdCP task name such as create_media_buy');
+
 const OperationInput = z
   .object({
     ...StartFields,
-    task: z.string().regex(/^[a-z][a-z0-9_/]{1,63}$/, 'must be an AdCP task name such as create_media_buy'),
+    task: TaskName,
     params: z.record(z.string(), z.unknown()),
   })
   .strict();
@@ -61,61 +62,36 @@ const ListQuery = z
 
 const IdParams = z.object({ id: z.string().min(1).max(100) });
 
-interface Cursor {
-  createdAt: number;
-  id: string;
-}
-const encodeCursor = (c: Cursor) => Buffer.from(JSON.stringify([c.createdAt, c.id])).toString('base64url');
-function decodeCursor(s: string): Cursor {
-  try {
-    const [createdAt, id] = JSON.parse(Buffer.from(s, 'base64url').toString('utf8'));
-    if (typeof createdAt === 'number' && typeof id === 'string') return { createdAt, id };
-  } catch {
-    /* fall through */
-  }
-  throw new ApiError(400, 'invalid_cursor', 'cursor is not one this API returned');
-}
-
 const clientKeyOf = (h: string | string[] | undefined) => (typeof h === 'string' ? h : undefined);
 
-export function operationRoutes(app: FastifyInstance, deps: { store: Store; operations: OperationService; spendApproval?: SpendApproval; governanceGuard?: GovernanceGuard }): void {
+export function operationRoutes(app: FastifyInstance, deps: { store: Store; starter: OperationStarter }): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const auth = requireApiKey(deps.store);
   const asViewer = [auth, requireRole('viewer')];
   const asOperator = [auth, requireRole('operator')];
 
-  /** Both POST routes: refuse what is not supported, then create and start under the client's Idempotency-Key. */
+  /** Both POST routes: create and start under the client's Idempotency-Key (the checks are the starter's). */
   const start = (
     req: FastifyRequest,
     reply: FastifyReply,
     body: { agent_id: string; webhook?: z.infer<typeof WebhookMode>; governance?: z.infer<typeof Governance>; approval?: 'required' },
     task: string,
-    requested: Record<string, unknown>,
+    params: Record<string, unknown>,
   ) => {
     const tenant = tenantOf(req);
     // The key is reserved in the commit that stores the operation (reserveInWork): one commit less before the call.
     return idempotent(deps.store, req, reply, tenant.id, async (reservation) => {
-      let params = requested;
-      let governance;
-      if (body.governance) {
-        // Accepting the field without the check would spend without the check the caller asked for.
-        if (!deps.governanceGuard) throw new ApiError(501, 'governance_not_supported', 'this server runs no governance flow');
-        const prepared = await deps.governanceGuard.prepare(tenant.id, body.agent_id, task, requested, body.governance, body.webhook);
-        params = prepared.params;
-        governance = prepared.governance;
-      }
-      const hold = await deps.spendApproval?.holdFor(tenant.id, task, params, body.approval);
-      const row = await deps.operations.createAndStart({
+      const row = await deps.starter.start({
         tenantId: tenant.id,
         agentId: body.agent_id,
         task,
         params,
         webhook: body.webhook,
+        governance: body.governance,
+        approval: body.approval,
         clientKey: clientKeyOf(req.headers['idempotency-key']),
         actor: actorOf(req),
-        ...(hold ? { hold } : {}),
-        ...(governance ? { governance } : {}),
-        ...(reservation ? { reservation } : {}),
+        reservation,
       });
       return { statusCode: 202, body: presentOperation(row) };
     }, { reserveInWork: true });
@@ -131,29 +107,18 @@ export function operationRoutes(app: FastifyInstance, deps: { store: Store; oper
 
   r.get('/v1/operations', { schema: { querystring: ListQuery, tags: ['operations'], summary: 'List operations, newest first' }, preHandler: asViewer }, async (req) => {
     const q = req.query;
-    const rows = await deps.store.operations.list(
-      tenantOf(req).id,
-      {
-        status: q.status,
-        type: q.type,
-        agentId: q.agent_id,
-        needsInput: q.needs_input === undefined ? undefined : q.needs_input === 'true',
-        stalled: q.stalled === undefined ? undefined : q.stalled === 'true',
-      },
-      q.limit + 1,
-      q.cursor ? decodeCursor(q.cursor) : undefined,
-    );
-    const page = rows.slice(0, q.limit);
-    const last = page[page.length - 1];
-    return {
-      operations: page.map((o) => presentOperation(o)),
-      next_cursor: rows.length > q.limit && last ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null,
-    };
+    return listOperations(deps.store, tenantOf(req).id, {
+      status: q.status,
+      type: q.type,
+      agentId: q.agent_id,
+      needsInput: q.needs_input === undefined ? undefined : q.needs_input === 'true',
+      stalled: q.stalled === undefined ? undefined : q.stalled === 'true',
+      limit: q.limit,
+      cursor: q.cursor,
+    });
   });
 
-  r.get('/v1/operations/:id', { schema: { params: IdParams, tags: ['operations'], summary: 'Show an operation with its events' }, preHandler: asViewer }, async (req) => {
-    const row = await deps.store.operations.getForTenant(tenantOf(req).id, req.params.id);
-    if (!row) throw new ApiError(404, 'operation_not_found', `operation ${req.params.id} not found`);
-    return presentOperation(row, await deps.store.operations.events(row.id));
-  });
+  r.get('/v1/operations/:id', { schema: { params: IdParams, tags: ['operations'], summary: 'Show an operation with its events' }, preHandler: asViewer }, async (req) =>
+    showOperation(deps.store, tenantOf(req).id, req.params.id),
+  );
 }

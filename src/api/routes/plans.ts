@@ -7,10 +7,10 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { PlanBook } from '../../engine/governance/plan-book.js';
+import { syncPlans } from '../../engine/governance/plan-sync.js';
 import type { OperationService } from '../../engine/operation-service.js';
 import type { Store } from '../../store/index.js';
 import { actorOf, requireApiKey, requireRole, tenantOf } from '../auth.js';
-import { ApiError } from '../errors.js';
 import { idempotent } from '../idempotency.js';
 import { presentOperation } from '../present.js';
 
@@ -18,13 +18,19 @@ import { presentOperation } from '../present.js';
 // only what we need to follow it is required here.
 const PlanItem = z.object({ plan_id: z.string().min(1).max(255) }).passthrough();
 
+/** 1-100 plans, each plan_id once (the API's body and the MCP tool sync_plan's `plans`). */
+export const PlanList = z
+  .array(PlanItem)
+  .min(1)
+  .max(100)
+  .refine((plans) => new Set(plans.map((p) => p.plan_id)).size === plans.length, { message: 'each plan_id may appear once' });
+
 const SyncInput = z
   .object({
     agent_id: z.string().min(1).max(100),
-    plans: z.array(PlanItem).min(1).max(100),
+    plans: PlanList,
   })
-  .strict()
-  .refine((b) => new Set(b.plans.map((p) => p.plan_id)).size === b.plans.length, { message: 'each plan_id may appear once', path: ['plans'] });
+  .strict();
 
 const PlanParams = z.object({ plan_id: z.string().min(1).max(255) });
 const PlanQuery = z.object({ agent_id: z.string().min(1).max(100).optional() }).strict();
@@ -39,18 +45,11 @@ export function planRoutes(app: FastifyInstance, deps: { store: Store; operation
     (req, reply) => {
       const tenant = tenantOf(req);
       return idempotent(deps.store, req, reply, tenant.id, async () => {
-        const agent = await deps.store.agents.getForTenant(tenant.id, req.body.agent_id);
-        if (!agent) throw new ApiError(404, 'agent_not_found', `agent ${req.body.agent_id} not found`);
-        if (agent.role !== 'governance') {
-          throw new ApiError(422, 'not_a_governance_agent', `agent ${agent.id} (${agent.name}) is a ${agent.role} agent: plans are synced to a governance agent`);
-        }
         const clientKey = req.headers['idempotency-key'];
-        const row = await deps.operations.createAndStart({
+        const row = await syncPlans(deps, {
           tenantId: tenant.id,
-          agentId: agent.id,
-          task: 'sync_plans',
-          params: { plans: req.body.plans },
-          webhook: 'none',
+          agentId: req.body.agent_id,
+          plans: req.body.plans,
           actor: actorOf(req),
           ...(typeof clientKey === 'string' ? { clientKey } : {}),
         });
@@ -62,10 +61,6 @@ export function planRoutes(app: FastifyInstance, deps: { store: Store; operation
   r.get(
     '/v1/plans/:plan_id',
     { schema: { params: PlanParams, querystring: PlanQuery, tags: ['governance'], summary: 'What the governance agent last accepted of a plan' }, preHandler: [auth, requireRole('viewer')] },
-    async (req) => {
-      const view = await deps.plans.view(tenantOf(req).id, req.params.plan_id, req.query.agent_id);
-      if (!view) throw new ApiError(404, 'plan_not_found', `plan ${req.params.plan_id} was never synced${req.query.agent_id ? ` to agent ${req.query.agent_id}` : ''}`);
-      return view;
-    },
+    async (req) => deps.plans.show(tenantOf(req).id, req.params.plan_id, req.query.agent_id),
   );
 }

@@ -8,6 +8,7 @@
  */
 import { isTerminal, type OperationStatus } from '../../domain/status.js';
 import type { OperationRow, Store } from '../../store/index.js';
+import { EngineError } from '../errors.js';
 
 /** How many of an agent's newest syncs are read to find a plan (plans are synced by people, not in bulk). */
 const SYNCS_READ = 500;
@@ -40,6 +41,13 @@ interface Answered {
 
 export class PlanBook {
   constructor(private readonly store: Store) {}
+
+  /** As view, or `plan_not_found` (404) for a plan never synced (to that agent). */
+  async show(tenantId: string, planId: string, agentId?: string): Promise<PlanView> {
+    const view = await this.view(tenantId, planId, agentId);
+    if (!view) throw new EngineError('plan_not_found', `plan ${planId} was never synced${agentId ? ` to agent ${agentId}` : ''}`, 404);
+    return view;
+  }
 
   /** The plan at `agentId` (or, without it, at whichever governance agent synced it last). */
   async view(tenantId: string, planId: string, agentId?: string): Promise<PlanView | undefined> {

@@ -17,7 +17,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { writeEventStreamHead } from '../../notify/sse.js';
 import type { UiDeps } from '../deps.js';
-import type { LiveChange } from '../live.js';
+import type { LiveChange } from '../../notify/live-source.js';
 import { requireSession } from '../session.js';
 
 export interface LiveStreamOptions {

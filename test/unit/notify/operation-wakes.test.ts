@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { OperationChange } from '../../../src/engine/change-bus.js';
 import type { EventFeed } from '../../../src/notify/event-feed.js';
 import { OperationWakes } from '../../../src/notify/operation-wakes.js';
-import { liveSourceFrom, type LiveChange } from '../../../src/ui/live.js';
+import { liveSourceFrom, type LiveChange } from '../../../src/notify/live-source.js';
 
 const change = (tenant: string, id: string, events: number, notifications: number) =>
   ({

@@ -1,15 +1,16 @@
 /**
- * What the dashboard's pages learn live: which operations of the tenant changed,
+ * What live readers (the dashboard's pages, the MCP server's waits and resource
+ * subscriptions) learn: which operations of the tenant changed,
  * and a position to resume from. It rides on the notifications feed behind
- * GET /v1/events (src/notify/event-feed.ts, docs/ARCHITECTURE.md, Telling users), so a page hears of
+ * GET /v1/events (src/notify/event-feed.ts, docs/ARCHITECTURE.md, Telling users), so a reader hears of
  * every change that raises a notification, from whichever instance, in order, and
  * a lost wake-up only delays it. Changes that raise none (`working`, `calling_adcp`,
  * a governance step) come as wake-ups beside it (src/notify/operation-wakes.ts):
  * they move no position, and one lost (a reconnect in between) waits for the page's
  * periodic refresh.
  */
-import type { EventFeed } from '../notify/event-feed.js';
-import type { OperationWakes } from '../notify/operation-wakes.js';
+import type { EventFeed } from './event-feed.js';
+import type { OperationWakes } from './operation-wakes.js';
 
 export interface LiveChange {
   /** Where a stream resumes after this change (a notification seq); 0 for a wake-up, which moves no position. */

@@ -1,0 +1,65 @@
+/**
+ * Reading a tenant's operations as the API shows them (GET /v1/operations[/:id]) and the
+ * MCP tools and resources show the same JSON: one listing with its keyset cursor, one
+ * single-operation read with its events. Another tenant's operation is "not found".
+ */
+import { presentOperation, type OperationJson } from '../domain/operation-json.js';
+import type { OperationStatus } from '../domain/status.js';
+import type { Store } from '../store/index.js';
+import { EngineError } from './errors.js';
+
+export interface OperationQuery {
+  status?: OperationStatus;
+  type?: string;
+  agentId?: string;
+  needsInput?: boolean;
+  stalled?: boolean;
+  limit: number;
+  /** A `next_cursor` this listing returned. */
+  cursor?: string;
+}
+
+export interface OperationPage {
+  operations: OperationJson[];
+  next_cursor: string | null;
+}
+
+interface Cursor {
+  createdAt: number;
+  id: string;
+}
+
+const encodeCursor = (c: Cursor) => Buffer.from(JSON.stringify([c.createdAt, c.id])).toString('base64url');
+
+function decodeCursor(s: string): Cursor {
+  try {
+    const [createdAt, id] = JSON.parse(Buffer.from(s, 'base64url').toString('utf8'));
+    if (typeof createdAt === 'number' && typeof id === 'string') return { createdAt, id };
+  } catch {
+    /* fall through */
+  }
+  throw new EngineError('invalid_cursor', 'cursor is not one this API returned', 400);
+}
+
+/** Newest first, `limit` at a time. */
+export async function listOperations(store: Store, tenantId: string, q: OperationQuery): Promise<OperationPage> {
+  const rows = await store.operations.list(
+    tenantId,
+    { status: q.status, type: q.type, agentId: q.agentId, needsInput: q.needsInput, stalled: q.stalled },
+    q.limit + 1,
+    q.cursor ? decodeCursor(q.cursor) : undefined,
+  );
+  const page = rows.slice(0, q.limit);
+  const last = page[page.length - 1];
+  return {
+    operations: page.map((o) => presentOperation(o)),
+    next_cursor: rows.length > q.limit && last ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null,
+  };
+}
+
+/** The operation with its whole history of events. */
+export async function showOperation(store: Store, tenantId: string, id: string): Promise<OperationJson> {
+  const row = await store.operations.getForTenant(tenantId, id);
+  if (!row) throw new EngineError('operation_not_found', `operation ${id} not found`, 404);
+  return presentOperation(row, await store.operations.events(row.id));
+}
