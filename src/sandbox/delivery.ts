@@ -5,7 +5,8 @@
  *
  * - `linear`: the package's budget spread over the flight in proportion to
  *   each period's length, with a deterministic ±5 % wobble per period; the
- *   last period lands the total exactly on the budget.
+ *   last period lands the total exactly on the budget (unless a pause lost
+ *   more than half a period's worth: that stays lost).
  * - `under`: 40 % of linear (pacing index about 0.4): an under-delivering buy.
  * - `over`: 150 % of linear until the budget is gone (pacing index about
  *   1.5, then `budget_exhausted`): an over-delivering buy.
@@ -22,6 +23,8 @@ export type DeliveryCurve = 'linear' | 'under' | 'over';
 const CURVE_FACTOR: Readonly<Record<DeliveryCurve, number>> = { linear: 1, under: 0.4, over: 1.5 };
 const WOBBLE = 0.05;
 const CLICK_THROUGH_RATE = 0.002;
+/** How much more than its share the last linear period may deliver to land on the budget. */
+const CATCH_UP = 0.5;
 
 export interface PackageFigures {
   spend: number;
@@ -63,9 +66,11 @@ export function periodSpend(p: PeriodSpendInput): number {
   if (!period) throw new Error(`no period ${p.index} in a flight of ${p.periods.length}`);
   const first = p.periods[0]!.start;
   const flight = p.periods[p.periods.length - 1]!.end - first;
-  const last = p.index === p.periods.length - 1;
-  if (p.curve === 'linear' && last) return left;
   const share = (period.end - period.start) / flight;
+  // The last period of a linear package absorbs the wobble, landing the total on
+  // the budget; what a pause lost is more than that, and stays lost.
+  const last = p.index === p.periods.length - 1;
+  if (p.curve === 'linear' && last && left <= p.budget * share * (1 + CATCH_UP)) return left;
   const spend = p.budget * share * CURVE_FACTOR[p.curve] * (1 + wobble(`${p.seed}:${p.index}`));
   return Math.min(left, roundCents(spend));
 }

@@ -133,7 +133,8 @@ export class LiveBuys {
       this.schedule(buy);
       return;
     }
-    void this.tick(buy);
+    // A timer has no caller to tell: a failed tick (a bug) is logged, not thrown into the void.
+    this.tick(buy).catch((err: unknown) => console.error(`sandbox seller: media buy ${buy.media_buy_id} failed to tick:`, err));
   }
 
   /** pending_creatives → pending_start → active, one move. False if the buy cannot move (terminal, live, or awaiting creatives). */

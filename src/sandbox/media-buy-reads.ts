@@ -14,6 +14,7 @@ import { figuresFor, packageDeliveryStatus, pacingIndex, type PackageFigures } f
 import { lifetimeByPackage, MEDIA_BUY_STATUSES, sameAccount, type BookedMediaBuy, type MediaBuyBook, type MediaBuyStatus } from './media-buy-book.js';
 import { SANDBOX_CPM } from './products.js';
 import { deliveryRow } from './report-body.js';
+import { assertValidAdcpReply } from './sdk-validator.js';
 import { errorResult, isPlainObject, ok, type ToolResult } from './wire.js';
 
 type Args = Record<string, unknown>;
@@ -49,7 +50,9 @@ export function getMediaBuysReply(book: MediaBuyBook, args: Args): ToolResult {
   const history = typeof args.include_history === 'number' && args.include_history > 0 ? Math.floor(args.include_history) : 0;
   const snapshot = args.include_snapshot === true;
   const buys = book.list(args).filter((b) => !statuses || statuses.includes(b.status));
-  return ok({ media_buys: buys.map((b) => mediaBuyView(b, { history, snapshot })), pagination: { has_more: false }, sandbox: true, ...echo });
+  const body = { media_buys: buys.map((b) => mediaBuyView(b, { history, snapshot })), pagination: { has_more: false }, sandbox: true, ...echo };
+  assertValidAdcpReply('sandbox seller', 'get_media_buys', body);
+  return ok(body);
 }
 
 export function mediaBuyView(buy: BookedMediaBuy, opts: { history: number; snapshot: boolean }): Record<string, unknown> {
@@ -133,7 +136,7 @@ export function getMediaBuyDeliveryReply(book: MediaBuyBook, args: Args): ToolRe
   });
   const period = range ?? lifetimePeriod(selected);
   const totals = rows.map((r) => r.totals as { impressions: number; spend: number; clicks: number });
-  return ok({
+  const body = {
     reporting_period: { start: new Date(period.start).toISOString(), end: new Date(period.end).toISOString() },
     currency: 'USD',
     aggregated_totals: {
@@ -149,7 +152,9 @@ export function getMediaBuyDeliveryReply(book: MediaBuyBook, args: Args): ToolRe
     }),
     sandbox: true,
     ...echo,
-  });
+  };
+  assertValidAdcpReply('sandbox seller', 'get_media_buy_delivery', body);
+  return ok(body);
 }
 
 function lastDelivered(buy: BookedMediaBuy): number {

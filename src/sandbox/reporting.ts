@@ -16,6 +16,7 @@
  */
 import { authName, reportingAuth, type ReportingWebhook } from './reporting-webhook.js';
 import { bareReport, envelopeReport, type ReportBodyStyle, type ReportFields } from './report-body.js';
+import { assertValidAdcpReply } from './sdk-validator.js';
 import type { WebhookAuth, WebhookSender } from './webhook-sender.js';
 
 /** One fire, as `stats().reportFires` shows it. */
@@ -120,6 +121,8 @@ export class Reporter {
       style === 'envelope'
         ? envelopeReport(fields, { operation_id: `reporting_${owner}`, task_id: `report_${owner}_${sequence}` }, at)
         : bareReport(fields);
+    // Fires are checked like replies: the report is a get_media_buy_delivery response plus webhook fields.
+    assertValidAdcpReply('sandbox seller', 'get_media_buy_delivery', (style === 'envelope' ? payload.result : payload) as Record<string, unknown>);
     const auth = reportingAuth(req.webhook);
     const record: FireRecord = {
       fire,

@@ -20,6 +20,7 @@ import { IDEMPOTENCY_KEY_PATTERN } from './idempotency.js';
 import type { LiveBuys } from './live-buys.js';
 import { isTerminalBuyStatus, sameAccount, type BookedMediaBuy } from './media-buy-book.js';
 import { checkReportingWebhook } from './reporting-webhook.js';
+import { assertValidAdcpReply } from './sdk-validator.js';
 import { errorResult, isPlainObject, ok, type ToolResult } from './wire.js';
 
 const SUPPORTED_FIELDS = new Set([
@@ -78,7 +79,10 @@ export async function updateMediaBuy(live: LiveBuys, ledger: IdempotencyLedger, 
     if (args.canceled === true) {
       if (isTerminalBuyStatus(buy.status)) return fail('NOT_CANCELLABLE', `media buy ${mediaBuyId} is already ${buy.status}`);
       if (webhook) live.setReportingWebhook(buy, webhook, BUYER_ACTOR);
-      void live.end(buy, { status: 'canceled', by: 'buyer', actor: BUYER_ACTOR, ...(typeof args.cancellation_reason === 'string' && { reason: args.cancellation_reason }) });
+      // The final report goes out after this reply, on its own.
+      live
+        .end(buy, { status: 'canceled', by: 'buyer', actor: BUYER_ACTOR, ...(typeof args.cancellation_reason === 'string' && { reason: args.cancellation_reason }) })
+        ?.catch((err: unknown) => console.error(`sandbox seller: the final report of media buy ${mediaBuyId} failed:`, err));
       return reply(buy, []);
     }
     const pausing = args.paused !== undefined || packages.length > 0;
@@ -95,7 +99,7 @@ export async function updateMediaBuy(live: LiveBuys, ledger: IdempotencyLedger, 
   return result;
 
   function reply(buy: BookedMediaBuy, affected: string[]): ToolResult {
-    return ok({
+    const body = {
       media_buy_id: buy.media_buy_id,
       status: buy.status,
       revision: buy.revision,
@@ -104,7 +108,9 @@ export async function updateMediaBuy(live: LiveBuys, ledger: IdempotencyLedger, 
       valid_actions: validActionsForStatus(buy.status),
       sandbox: true,
       ...echo,
-    });
+    };
+    assertValidAdcpReply('sandbox seller', 'update_media_buy', body);
+    return ok(body);
   }
 }
 
