@@ -22,7 +22,9 @@ export const isTerminalBuyStatus = (s: MediaBuyStatus): boolean => TERMINAL.has(
 export interface BookedPackage {
   package_id: string;
   product_id: string;
+  /** 0 when the buyer gave none (then `get_media_buys` shows none, as it was sent). */
   budget: number;
+  budget_given: boolean;
   pricing_option_id?: string;
   buyer_ref?: unknown;
   paused: boolean;
@@ -98,6 +100,7 @@ export class MediaBuyBook {
         package_id: String(p.package_id ?? `pkg_${randomUUID().slice(0, 8)}`),
         product_id: String(p.product_id),
         budget: typeof p.budget === 'number' && p.budget > 0 ? p.budget : 0,
+        budget_given: p.budget !== undefined,
         ...(typeof p.pricing_option_id === 'string' && { pricing_option_id: p.pricing_option_id }),
         ...(p.buyer_ref !== undefined && { buyer_ref: p.buyer_ref }),
         paused: false,

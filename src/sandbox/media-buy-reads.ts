@@ -82,7 +82,7 @@ export function mediaBuyView(buy: BookedMediaBuy, opts: { history: number; snaps
       return {
         package_id: p.package_id,
         product_id: p.product_id,
-        budget: p.budget,
+        ...(p.budget_given && { budget: p.budget }),
         currency: buy.currency,
         ...(p.pricing_option_id !== undefined && { pricing_option_id: p.pricing_option_id }),
         ...(p.buyer_ref !== undefined && { buyer_ref: p.buyer_ref }),
