@@ -267,7 +267,9 @@ describe('sandbox seller: reporting hooks (clock stopped)', () => {
       canceled: true,
       cancellation_reason: 'campaign pulled',
     });
-    expect(cancel.data).toMatchObject({ media_buy_id: id, status: 'canceled', valid_actions: [] });
+    expect(cancel.status).toBe('completed');
+    expect(cancel.data).toMatchObject({ media_buy_id: id, valid_actions: [] });
+    expect(cancel.data.status).toBeUndefined();
     const [final] = await moved.waitFor(1);
     expect(final!.verified).toBe(true);
     expect(final!.body).toMatchObject({ notification_type: 'final', sequence_number: 2 });
