@@ -107,10 +107,8 @@ export class Reporter {
     const owner = req.mediaBuyIds[0];
     if (owner === undefined) throw new Error('a fire names at least one buy');
     const s = this.state(owner);
-    const sequence = req.badSignature ? s.sequence + 1 : ++s.sequence;
+    const sequence = s.sequence + 1;
     const style = req.style ?? (s.envelopeNext ? 'envelope' : this.defaultStyle);
-    if (!req.badSignature) s.envelopeNext = false;
-    const fire = ++this.fires;
     const fields: ReportFields = {
       ...req.fields,
       sequence_number: sequence,
@@ -123,6 +121,12 @@ export class Reporter {
         : bareReport(fields);
     // Fires are checked like replies: the report is a get_media_buy_delivery response plus webhook fields.
     assertValidAdcpReply('sandbox seller', 'get_media_buy_delivery', (style === 'envelope' ? payload.result : payload) as Record<string, unknown>);
+    // A forgery is not one of the buy's reports: it uses no sequence number.
+    if (!req.badSignature) {
+      s.sequence = sequence;
+      s.envelopeNext = false;
+    }
+    const fire = ++this.fires;
     const auth = reportingAuth(req.webhook);
     const record: FireRecord = {
       fire,
