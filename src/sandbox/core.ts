@@ -212,7 +212,7 @@ export class SellerCore {
     const done = this.tasks.transition(taskId, 'completed', { result });
     if (done && !override) {
       this.stats.mediaBuyCreated(task.idempotency_key);
-      this.live.record(task.request ?? {}, result);
+      this.live.record(task.request ?? {}, result, taskId);
     }
     return done;
   }

@@ -56,6 +56,8 @@ export interface FireRequest {
   badSignature?: boolean;
   /** Use up the sequence number and send nothing (a report lost on the way). */
   lose?: boolean;
+  /** Envelope fields other than the reporting stream's own (a report sent to an operation's webhook). */
+  envelope?: { operation_id?: string; task_id?: string; task_type?: string };
 }
 
 interface BuyReporting {
@@ -117,7 +119,7 @@ export class Reporter {
     const at = new Date().toISOString();
     const payload =
       style === 'envelope'
-        ? envelopeReport(fields, { operation_id: `reporting_${owner}`, task_id: `report_${owner}_${sequence}` }, at)
+        ? envelopeReport(fields, { operation_id: `reporting_${owner}`, task_id: `report_${owner}_${sequence}`, ...req.envelope }, at)
         : bareReport(fields);
     // Fires are checked like replies: the report is a get_media_buy_delivery response plus webhook fields.
     assertValidAdcpReply('sandbox seller', 'get_media_buy_delivery', (style === 'envelope' ? payload.result : payload) as Record<string, unknown>);
