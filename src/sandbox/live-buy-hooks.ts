@@ -23,7 +23,7 @@ export interface ReportingHooks {
    * Ticks the buy now: delivers its next period and reports it (`final` for
    * the last one, which completes the buy). A pending buy is moved to active
    * first. Undefined when the buy has no reporting_webhook (it still delivers)
-   * or has ended.
+   * or has ended. Throws for a buy still awaiting creatives.
    */
   fireNow(mediaBuyId: string, opts?: { style?: ReportBodyStyle }): Promise<FireRecord | undefined>;
   /** Ticks the buy but loses the report: its sequence number is used up and nothing is sent, so the next fire shows a gap. */
@@ -123,7 +123,11 @@ export function reportingHooks(live: LiveBuys): ReportingHooks {
     stopClock: () => live.stopClock(),
     startClock: () => live.startClock(),
     clockRunning: () => live.clockRunning,
-    fireNow: async (id, opts = {}) => live.tick(find(id), opts),
+    fireNow: async (id, opts = {}) => {
+      const buy = find(id);
+      if (buy.status === 'pending_creatives' && buy.awaiting_creatives) throw new Error(`media buy ${id} awaits creatives: assignCreatives first`);
+      return live.tick(buy, opts);
+    },
     skipSequenceNumber: async (id) => {
       const lost = await live.tick(withWebhook(id), { lose: true });
       if (!lost) throw new Error(`media buy ${id} has nothing left to report`);

@@ -111,6 +111,7 @@ describe('sandbox seller: a buy reports its flight on the clock', () => {
     const other = await buy(adcp, buyRequest(['sandbox_instant']));
     await vi.waitFor(() => expect(s.reporting.buy(other)!.status).toBe('active'), { timeout: 5000, interval: 20 });
     expect(s.reporting.buy(id)!.status).toBe('pending_creatives');
+    await expect(s.reporting.fireNow(id)).rejects.toThrow(/awaits creatives/);
     s.reporting.assignCreatives(id);
     await vi.waitFor(() => expect(s.reporting.buy(id)!.status).toBe('active'), { timeout: 5000, interval: 20 });
   });
