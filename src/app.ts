@@ -47,6 +47,8 @@ import { PlanBook } from './engine/governance/plan-book.js';
 import { CampaignService } from './engine/governance/campaigns.js';
 import { CampaignWatcher } from './engine/governance/campaign-watcher.js';
 import type { WriteSlot } from './store/write-batch.js';
+import { DatabaseOutage } from './engine/database-outage.js';
+import { StrandedLeases } from './engine/stranded-leases.js';
 
 export interface AppOptions {
   config: Config;
@@ -92,13 +94,18 @@ export async function createApp(opts: AppOptions): Promise<App> {
   const clock = opts.clock ?? systemClock;
   const instanceId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const secretKey = resolveSecretKey(config.ADCP_ORCH_SECRET_KEY, config.ADCP_ORCH_DATABASE_URL);
+  // Built once the metrics are (they need the store): a connection cannot be lost before then.
+  let outage: DatabaseOutage | undefined;
   const store = await openStore(config.ADCP_ORCH_DATABASE_URL, {
     notifications: { publicUrl: config.ADCP_ORCH_PUBLIC_URL },
-    // The pool replaces the connection when next needed; the operator should still see it.
-    onIdleConnectionLost: (err) => logger.warn({ err: err.message }, 'PostgreSQL connection lost while idle; the pool opens a new one'),
+    // The pool replaces the connection when next needed; the operator should still see it (once).
+    onConnectionLost: (err) => outage?.connectionLost(err),
   });
   const secrets = new SecretBox(secretKey.key);
   const metrics = new Metrics(store, { instanceDeadAfterMs: config.ADCP_ORCH_INSTANCE_DEAD_AFTER_MS });
+  // The database going away is a pause for all of the below, not a crash or a failure per attempt.
+  outage = new DatabaseOutage(logger, metrics, clock);
+  const stranded = new StrandedLeases(store, instanceId, outage, clock, logger);
   const bus = new ChangeBus();
   const adcp = opts.adcp ?? createAdcpClient();
   const breakers = new AgentBreakers(
@@ -120,6 +127,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     replayWindowMs: config.ADCP_ORCH_REPLAY_WINDOW_MS,
     instanceId,
   }, breakers, inputTimers);
+  operations.stranded = stranded;
   const spendApproval = new SpendApproval(store, clock);
   // Late-bound: the scheduler is built below, with the runner that needs the flow.
   let wakeScheduler = () => {};
@@ -133,6 +141,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
   const campaignWatcher = new CampaignWatcher(store, bus, clock, logger, {
     sweepEveryMs: Math.max(1_000, config.ADCP_ORCH_SCHEDULER_TICK_MS * 5),
     publicUrl: config.ADCP_ORCH_PUBLIC_URL,
+    outage,
   });
   // A person's answer on its way to the seller has its own runner, and so have the clock of a held
   // request (reminders, expiry: never a send) and a governed operation's own steps (check, review,
@@ -151,10 +160,12 @@ export async function createApp(opts: AppOptions): Promise<App> {
     concurrency: opts.concurrency ?? 64,
     tickMs: config.ADCP_ORCH_SCHEDULER_TICK_MS,
     warmupMs: config.ADCP_ORCH_WARMUP_MS,
+    outage,
+    stranded,
   });
   wakeScheduler = () => scheduler.wake();
-  const instances = new InstancePresence(store, clock, logger, { instanceId, deadAfterMs: config.ADCP_ORCH_INSTANCE_DEAD_AFTER_MS, databaseUrl: config.ADCP_ORCH_DATABASE_URL }, () => scheduler.wake());
-  const reconciliation = createReconciliation({ store, adcp, secrets, bus, metrics, clock, logger, config, instanceId, timing: operations.options, wake: () => scheduler.wake() });
+  const instances = new InstancePresence(store, clock, logger, { instanceId, deadAfterMs: config.ADCP_ORCH_INSTANCE_DEAD_AFTER_MS, databaseUrl: config.ADCP_ORCH_DATABASE_URL, outage }, () => scheduler.wake());
+  const reconciliation = createReconciliation({ store, adcp, secrets, bus, metrics, clock, logger, config, instanceId, timing: operations.options, wake: () => scheduler.wake(), outage });
   const webhookIngest = new WebhookIngest({ store, operations, metrics, log: logger, now: () => clock.now() });
   const receiver = new WebhookReceiver({
     ingest: webhookIngest,
@@ -173,6 +184,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     retryScheduleMs: config.ADCP_ORCH_SUBSCRIPTION_RETRY_SCHEDULE_MS,
     allowPrivateNetwork: config.ADCP_ORCH_ALLOW_PRIVATE_NETWORK,
     publicUrl: config.ADCP_ORCH_PUBLIC_URL,
+    outage,
   });
   const live = createLiveUpdates({
     store,
@@ -184,6 +196,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     heartbeatMs: config.ADCP_ORCH_SSE_HEARTBEAT_MS,
     wakeScheduler: () => scheduler.wake(),
     onRemoteChange: () => subscriptions.wake(),
+    outage,
   });
   const unsubscribeDispatcher = bus.subscribe(() => subscriptions.wake());
   const cancel = new CancelService(store, operations, bus, metrics, clock);
@@ -196,6 +209,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     publicUrl: config.ADCP_ORCH_PUBLIC_URL,
     wakeSubscriptions: () => subscriptions.wake(),
     answers,
+    outage,
   });
   let ready = false;
   let stopMaintenance: (() => void) | undefined;
@@ -219,6 +233,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
       dashboard,
     ],
     debugGc: config.ADCP_ORCH_DEBUG_GC,
+    outage,
   });
 
   return {
@@ -278,6 +293,8 @@ export async function createApp(opts: AppOptions): Promise<App> {
           },
         ],
         logger,
+        undefined,
+        outage,
       );
       ready = true;
       logger.info({ dashboard: `${url}/`, instance: instanceId, database: store.db.describe, secret_key: secretKey.source }, 'orchestrator ready');

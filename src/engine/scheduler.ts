@@ -8,6 +8,8 @@ import type { Logger } from 'pino';
 import type { Store, OperationRow } from '../store/index.js';
 import { WriteBatch, type WriteSlot } from '../store/write-batch.js';
 import type { Clock } from './clock.js';
+import type { DatabaseOutage } from './database-outage.js';
+import type { StrandedLeases } from './stranded-leases.js';
 
 /**
  * Runs one claimed row. `writes`, when given, is the row's slot in its page's shared
@@ -34,6 +36,10 @@ export interface SchedulerOptions {
    * turns it off (each write is grouped only with what arrives in its own turn).
    */
   pageWriteWaitMs?: number;
+  /** The database's absence: a pause (counted, logged once), not an error per tick. */
+  outage?: DatabaseOutage;
+  /** Leases of work the database's absence cut short, handed back once it returns. */
+  stranded?: StrandedLeases;
 }
 
 /** Long enough for the replies of a page of local polls to come back together, short against any poll interval. */
@@ -82,12 +88,18 @@ export class Scheduler {
   }
 
   private async loop(): Promise<void> {
+    const { outage, stranded } = this.options;
     while (this.running) {
       let claimed = 0;
+      let pauseMs: number | undefined;
       try {
+        // Work the database's absence cut short is due again first (no-op when there is none).
+        if (stranded && stranded.size > 0) await stranded.release();
         claimed = await this.claimAndDispatch();
+        outage?.succeeded();
       } catch (err) {
-        this.log.error({ err }, 'scheduler: claiming due work failed');
+        if (outage?.failed('scheduler', err)) pauseMs = outage.pauseMs();
+        else this.log.error({ err }, 'scheduler: claiming due work failed');
       }
       if (!this.running) break;
       // A full page means more may be due: go again at once (after yielding).
@@ -95,7 +107,7 @@ export class Scheduler {
         await new Promise((r) => setImmediate(r));
         continue;
       }
-      await this.sleep(await this.sleepMs());
+      await this.sleep(pauseMs ?? (await this.sleepMs()));
     }
   }
 
@@ -155,7 +167,9 @@ export class Scheduler {
     const claim = this.store.operations
       .claimDue(this.options.instanceId, this.clock.now(), this.options.leaseMs, room)
       .then((rows) => this.dispatchPage(rows))
-      .catch((err) => this.log.error({ err }, 'scheduler: claiming due work failed'))
+      .catch((err) => {
+        if (!this.options.outage?.failed('scheduler', err)) this.log.error({ err }, 'scheduler: claiming due work failed');
+      })
       .finally(() => {
         this.claimingAhead -= room;
         this.active.delete(claim);
@@ -172,7 +186,11 @@ export class Scheduler {
     const jitter = warmingUp ? Math.round(250 * this.clock.random()) : 0;
     const task = (jitter > 0 ? new Promise((r) => setTimeout(r, jitter)) : Promise.resolve())
       .then(() => this.run(row, writes))
-      .catch((err) => this.log.error({ err, operation_id: row.id }, 'scheduler: work failed; the lease will expire and it will be retried'))
+      .catch((err) => {
+        // The database went away under it: its lease is handed back when the database returns.
+        if (this.options.stranded?.note(row, err, 'operation')) return;
+        this.log.error({ err, operation_id: row.id }, 'scheduler: work failed; the lease will expire and it will be retried');
+      })
       .finally(() => {
         writes?.done();
         this.inFlight--;
