@@ -32,8 +32,13 @@ export interface GuardedPoolOptions {
   onConnectionLost?: (err: Error) => void;
 }
 
-export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
-export const DEFAULT_STALL_CHECK_MS = 3_000;
+/**
+ * A handshake with a live server takes milliseconds; seconds mean it is not answering. The
+ * two bounds together keep a request caught on a connection to a server that stopped
+ * answering under ten seconds: the stall check, then at most one probe's connect timeout.
+ */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 4_000;
+export const DEFAULT_STALL_CHECK_MS = 2_500;
 
 export class GuardedPool implements PostgresPool {
   private readonly pool: pg.Pool;
@@ -126,12 +131,14 @@ function cut(client: pg.PoolClient): void {
 }
 
 /**
- * Whether the server answers a fresh connection now. One probe at a time, and a
- * success is trusted for a while, so many stalled statements cost one connection.
+ * Whether the server answers a fresh connection now. One probe at a time, and its answer
+ * is trusted for a while, so many stalled statements cost one connection (and those
+ * stalled just after a failed probe are cut at once).
  */
 class ServerProbe {
   private running: Promise<boolean> | undefined;
   private upAt = 0;
+  private downAt = 0;
 
   constructor(
     private readonly url: string,
@@ -140,6 +147,7 @@ class ServerProbe {
 
   reachable(): Promise<boolean> {
     if (Date.now() - this.upAt < this.timeoutMs) return Promise.resolve(true);
+    if (Date.now() - this.downAt < this.timeoutMs) return Promise.resolve(false);
     this.running ??= this.attempt().finally(() => (this.running = undefined));
     return this.running;
   }
@@ -157,6 +165,7 @@ class ServerProbe {
       const gaveUp = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), this.timeoutMs)));
       const up = await Promise.race([answered.catch(() => false), gaveUp]);
       if (up) this.upAt = Date.now();
+      else this.downAt = Date.now();
       return up;
     } finally {
       clearTimeout(timer);

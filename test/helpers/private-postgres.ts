@@ -8,7 +8,7 @@
  * a suite then skips, unless REQUIRE_POSTGRES=1 makes the absence a failure.
  */
 import { execFileSync, execFile } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -59,6 +59,13 @@ export interface PrivatePostgres {
   /** Stops the server: `fast` ends every session at once (what a restart or failover does to us). */
   stop(mode?: 'fast' | 'immediate'): Promise<void>;
   start(): Promise<void>;
+  /**
+   * Freezes every process of the server (SIGSTOP): connections stay open and new ones are
+   * accepted by the kernel, but nothing answers, as with a hung host or a network black hole.
+   */
+  freeze(): Promise<void>;
+  /** Lets a frozen server go on (SIGCONT). */
+  thaw(): Promise<void>;
   /** Stops it (if running) and deletes its files. */
   destroy(): Promise<void>;
 }
@@ -81,6 +88,21 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     await pgCtl(['-o', options, '-l', join(dir, 'server.log'), '-w', '-t', '60', 'start']);
   };
   let running = false;
+  // The postmaster (first line of postmaster.pid) and its children: every backend, the checkpointer, the WAL writer…
+  const processes = async (): Promise<number[]> => {
+    const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const { stdout } = await run('pgrep', ['-P', String(postmaster)]).catch(() => ({ stdout: '' }));
+    return [postmaster, ...stdout.split('\n').filter(Boolean).map(Number)];
+  };
+  const signal = async (sig: NodeJS.Signals) => {
+    for (const pid of await processes()) {
+      try {
+        process.kill(pid, sig);
+      } catch {
+        /* ended meanwhile */
+      }
+    }
+  };
   await start();
   running = true;
   return {
@@ -94,7 +116,10 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       await start();
       running = true;
     },
+    freeze: () => signal('SIGSTOP'),
+    thaw: () => signal('SIGCONT'),
     async destroy() {
+      await signal('SIGCONT').catch(() => undefined);
       if (running) await pgCtl(['-m', 'immediate', '-w', 'stop']).catch(() => undefined);
       running = false;
       rmSync(dir, { recursive: true, force: true });
