@@ -125,7 +125,7 @@ export class OutageRig {
       [since],
     );
     if (Number(slowest[0]?.ended_ms) >= 10_000) console.log('slowest to end after the return:', slowest);
-    return Number(slowest[0]?.ended_ms ?? 0);
+    return Math.max(0, Number(slowest[0]?.ended_ms ?? 0));
   }
 
   /** Every buy completed and was bought exactly once; the seller booked nothing else; the live feed told every completion. */
