@@ -96,7 +96,6 @@ export class Scheduler {
         // Work the database's absence cut short is due again first (no-op when there is none).
         if (stranded && stranded.size > 0) await stranded.release();
         claimed = await this.claimAndDispatch();
-        outage?.succeeded();
       } catch (err) {
         if (outage?.failed('scheduler', err)) pauseMs = outage.pauseMs();
         else this.log.error({ err }, 'scheduler: claiming due work failed');
@@ -137,6 +136,8 @@ export class Scheduler {
     const room = this.roomToClaim();
     if (room <= 0) return 0;
     const rows = await this.store.operations.claimDue(this.options.instanceId, this.clock.now(), this.options.leaseMs, room);
+    // The database answered: an outage, if there was one, is over.
+    this.options.outage?.succeeded();
     this.dispatchPage(rows);
     return rows.length;
   }
