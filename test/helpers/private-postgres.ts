@@ -4,8 +4,9 @@
  * server other tests use. initdb refuses to run as root, so as root the cluster is
  * made and run by the `postgres` system user.
  *
- * `privatePostgresBinDir` is undefined where the server binaries are not installed;
- * a suite then skips, unless REQUIRE_POSTGRES=1 makes the absence a failure.
+ * Like every PostgreSQL test, these run when TEST_DATABASE_URL is set or REQUIRE_POSTGRES=1
+ * (`privatePostgresEnabled`), and need the server binaries besides: where they are not
+ * installed a suite skips, unless REQUIRE_POSTGRES=1 makes their absence a failure.
  */
 import { execFileSync, execFile } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -51,6 +52,9 @@ export const privatePostgresBinDir: string | undefined = (() => {
 if (process.env.REQUIRE_POSTGRES === '1' && !privatePostgresBinDir) {
   throw new Error('REQUIRE_POSTGRES=1 but no PostgreSQL server binaries (initdb, pg_ctl) are installed under /usr/lib/postgresql');
 }
+
+/** Whether suites on a private cluster run here (see above). */
+export const privatePostgresEnabled = Boolean(privatePostgresBinDir && (process.env.TEST_DATABASE_URL || process.env.REQUIRE_POSTGRES === '1'));
 
 export interface PrivatePostgres {
   /** postgres://postgres@127.0.0.1:<port>/postgres */

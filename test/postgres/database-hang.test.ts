@@ -11,9 +11,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/orchestrator.js';
 import { OutageRig } from '../helpers/outage-rig.js';
-import { privatePostgresBinDir } from '../helpers/private-postgres.js';
+import { privatePostgresEnabled } from '../helpers/private-postgres.js';
 
-describe.skipIf(!privatePostgresBinDir)('PostgreSQL that stops answering', () => {
+describe.skipIf(!privatePostgresEnabled)('PostgreSQL that stops answering', () => {
   let rig: OutageRig;
 
   beforeAll(async () => {

@@ -19,9 +19,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/orchestrator.js';
 import { OutageRig, WATCHER } from '../helpers/outage-rig.js';
-import { privatePostgresBinDir } from '../helpers/private-postgres.js';
+import { privatePostgresEnabled } from '../helpers/private-postgres.js';
 
-describe.skipIf(!privatePostgresBinDir)('PostgreSQL going away under load', () => {
+describe.skipIf(!privatePostgresEnabled)('PostgreSQL going away under load', () => {
   let rig: OutageRig;
 
   beforeAll(async () => {
