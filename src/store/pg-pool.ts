@@ -163,7 +163,9 @@ class ServerProbe {
         return true;
       })();
       const gaveUp = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), this.timeoutMs)));
-      const up = await Promise.race([answered.catch(() => false), gaveUp]);
+      // A server that answers with an error (too many connections, starting up) is there: only silence,
+      // a refusal or a reset means the stalled statement's connection leads nowhere.
+      const up = await Promise.race([answered.catch((err: { code?: unknown }) => typeof err?.code === 'string' && /^[0-9A-Z]{5}$/.test(err.code)), gaveUp]);
       if (up) this.upAt = Date.now();
       else this.downAt = Date.now();
       return up;

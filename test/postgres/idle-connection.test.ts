@@ -3,7 +3,7 @@
  * administrator's pg_terminate_backend) is reported to the app's callback — not a
  * process warning, not an uncaught error — whether it was idle or in use: a statement
  * or transaction running on it fails with DatabaseUnavailableError, and the next query
- * gets a fresh connection.
+ * gets a fresh connection. A statement that is merely slow on a live server is left alone.
  */
 import { sql } from 'kysely';
 import pg from 'pg';
@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/index.js';
 import { DatabaseUnavailableError } from '../../src/store/db-errors.js';
 import { inWriteTransaction } from '../../src/store/tx.js';
+import { DEFAULT_STALL_CHECK_MS } from '../../src/store/pg-pool.js';
 import { postgresAdminUrl, tempPostgres, type TestDatabase } from '../helpers/databases.js';
 import { eventually } from '../helpers/orchestrator.js';
 
@@ -77,5 +78,14 @@ describe.skipIf(!postgresAdminUrl)('PostgreSQL connection lost', () => {
     } finally {
       process.off('uncaughtException', onUncaught);
     }
+  });
+
+  it('a slow statement on a live server is never cut, however long past the stall check', async () => {
+    lost.length = 0;
+    const started = Date.now();
+    const { rows } = await sql<{ done: boolean }>`SELECT pg_sleep(${(DEFAULT_STALL_CHECK_MS * 1.8) / 1000}) IS NOT NULL AS done`.execute(store.db.kysely);
+    expect(rows[0]!.done).toBe(true);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(DEFAULT_STALL_CHECK_MS * 1.8 - 50);
+    expect(lost).toEqual([]);
   });
 });
