@@ -12,10 +12,10 @@
  *   answer, or a pool whose connections are all stuck, fails the caller instead of
  *   holding it.
  * - A statement that has not answered after `stallCheckMs` is checked on: if a fresh
- *   connection cannot reach the server either, the stuck one is cut (its statement
- *   fails at once, typed) instead of waiting minutes for TCP to give up. If the
- *   server answers, the statement is only slow (a lock wait, a big query) and is left
- *   alone: no statement is ever cut for taking long while the database is up.
+ *   connection gets no word from the server either within as long again, the stuck one
+ *   is cut (its statement fails at once, typed) instead of waiting minutes for TCP to
+ *   give up. If the server answers (even with an error), the statement is only slow (a
+ *   lock wait, a big query) and is left alone, however long it takes.
  */
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import pg from 'pg';
@@ -33,9 +33,10 @@ export interface GuardedPoolOptions {
 }
 
 /**
- * A handshake with a live server takes milliseconds; seconds mean it is not answering. The
- * two bounds together keep a request caught on a connection to a server that stopped
- * answering under ten seconds: the stall check, then at most one probe's connect timeout.
+ * A handshake with a live server takes milliseconds; seconds mean it is not answering. A
+ * request caught on a connection to a server that stopped answering is answered within
+ * about twice the stall check (the check, then a probe given as long), well under ten
+ * seconds; one that needs a new connection, within the connect timeout.
  */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 4_000;
 export const DEFAULT_STALL_CHECK_MS = 2_500;
@@ -53,7 +54,9 @@ export class GuardedPool implements PostgresPool {
       // Lets the kernel notice a peer that vanished without a word (a host lost, a NAT entry dropped).
       keepAlive: true,
     });
-    this.probe = new ServerProbe(options.url, options.connectTimeoutMs);
+    // A probe waits as long as the stall check: a server that takes seconds to take a new
+    // connection is not going to answer the stalled statement soon either.
+    this.probe = new ServerProbe(options.url, options.stallCheckMs);
     // The listener of the whole life of each connection (pg-pool only listens while it is idle).
     this.pool.on('connect', (client) => client.on('error', (err) => options.onConnectionLost?.(err)));
     // pg-pool re-emits an idle connection's error on the pool: already reported by the listener above,
