@@ -43,11 +43,11 @@ export function sqlitePathFromUrl(url: string): string {
 export type ConnectionLostReport = (err: Error) => void;
 
 /**
- * How long a write waits for SQLite's write lock before it fails as "database unavailable"
- * (503): long enough for a CLI command or a checkpoint on the same file, short enough that
- * a request still gets an answer well within ten seconds.
+ * How long a statement waits, synchronously (better-sqlite3 blocks the whole process
+ * meanwhile), for a lock another process holds on the SQLite file. Short: a write
+ * transaction that cannot get the lock waits for it asynchronously instead (src/store/tx.ts).
  */
-export const SQLITE_BUSY_TIMEOUT_MS = 5_000;
+export const SQLITE_BUSY_TIMEOUT_MS = 250;
 
 export function openDb(url: string, opts: { poolSize?: number; onConnectionLost?: ConnectionLostReport } = {}): Db {
   if (url.startsWith('sqlite:')) {
@@ -55,8 +55,8 @@ export function openDb(url: string, opts: { poolSize?: number; onConnectionLost?
     if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
     const database = new SQLite(path);
     // WAL for concurrent readers; synchronous=FULL so an acknowledged write survives
-    // power loss (docs/ARCHITECTURE.md, Storage); busy_timeout so several processes on one file wait
-    // for the write lock instead of failing at once.
+    // power loss (docs/ARCHITECTURE.md, Storage); busy_timeout so that a lock another process
+    // holds a moment is waited for rather than failed on.
     database.pragma('journal_mode = WAL');
     database.pragma('synchronous = FULL');
     database.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);

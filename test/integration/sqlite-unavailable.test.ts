@@ -1,10 +1,11 @@
 /**
  * SQLite refusing writes, as a clear 503 and never a crash:
  *
- * - SQLITE_BUSY: another connection holds the file's write lock past busy_timeout (a
- *   `sqlite3` shell left in a transaction, a backup tool). Writes answer 503
+ * - SQLITE_BUSY: another connection holds the file's write lock longer than a write waits
+ *   for it (a `sqlite3` shell left in a transaction, a backup tool). Writes answer 503
  *   `database_unavailable` with Retry-After (a create, a dashboard sign-in, the seller's
- *   webhook, which is therefore not acknowledged) while reads go on; nothing refused was
+ *   webhook, which is therefore not acknowledged) while reads go on, answered even as a
+ *   write waits for the lock (it waits off the connection); nothing refused was
  *   stored; once the lock is gone the same requests go through and the operation whose
  *   webhook was refused still ends, by polling.
  * - SQLITE_FULL: the file may not grow (max_page_count, as a full disk would): creates
@@ -50,7 +51,7 @@ describe('SQLite refusing writes', () => {
     await seller?.close();
   });
 
-  it('SQLITE_BUSY past busy_timeout: writes answer 503 and acknowledge nothing, reads go on, all goes through once the lock is gone', async () => {
+  it('SQLITE_BUSY: writes answer 503 and acknowledge nothing, reads go on, all goes through once the lock is gone', async () => {
     const submitted = await create('sandbox_submitted', key());
     expect(submitted.status).toBe(202);
     const submittedKey = submitted.body.idempotency_key as string;
@@ -59,9 +60,13 @@ describe('SQLite refusing writes', () => {
     holder.exec('BEGIN IMMEDIATE');
     try {
       const refusedKey = key();
-      expectUnavailable(await timed(() => create('sandbox_instant', refusedKey)));
-      const list = await orch.api('GET', '/v1/operations?limit=5');
+      const order: string[] = [];
+      const refused = timed(() => create('sandbox_instant', refusedKey)).finally(() => order.push('create'));
+      // A read sent after the write is answered while the write still waits for the lock.
+      const list = await orch.api('GET', '/v1/operations?limit=5').finally(() => order.push('list'));
       expect(list.status).toBe(200);
+      expectUnavailable(await refused);
+      expect(order).toEqual(['list', 'create']);
       // Signing in stores a session: the dashboard says plainly that it cannot now.
       const page = new DashboardClient(orch.url);
       const signIn = await page.post('/login', { _csrf: csrfIn((await page.get('/login')).text), api_key: orch.apiKey });
