@@ -29,6 +29,7 @@ import type { Reconciler } from './engine/reconciler.js';
 import { resolveSecretKey } from './secret-key.js';
 import { openStore, type OperationRow, type Store } from './store/index.js';
 import { SecretBox } from './store/secret-box.js';
+import { SQLITE_SERVE_BUSY_TIMEOUT_MS } from './store/db.js';
 import { AgentKeySources } from './webhooks/key-sources.js';
 import { WebhookIngest } from './engine/webhook-ingest.js';
 import { WebhookReceiver } from './webhooks/receiver.js';
@@ -100,6 +101,8 @@ export async function createApp(opts: AppOptions): Promise<App> {
     notifications: { publicUrl: config.ADCP_ORCH_PUBLIC_URL },
     // The pool replaces the connection when next needed; the operator should still see it (once).
     onConnectionLost: (err) => outage?.connectionLost(err),
+    // Short: a serving process must not stop answering while another process holds SQLite's lock.
+    sqliteBusyTimeoutMs: SQLITE_SERVE_BUSY_TIMEOUT_MS,
   });
   const secrets = new SecretBox(secretKey.key);
   const metrics = new Metrics(store, { instanceDeadAfterMs: config.ADCP_ORCH_INSTANCE_DEAD_AFTER_MS });

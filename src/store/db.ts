@@ -44,12 +44,22 @@ export type ConnectionLostReport = (err: Error) => void;
 
 /**
  * How long a statement waits, synchronously (better-sqlite3 blocks the whole process
- * meanwhile), for a lock another process holds on the SQLite file. Short: a write
- * transaction that cannot get the lock waits for it asynchronously instead (src/store/tx.ts).
+ * meanwhile), for a lock another process holds on the SQLite file. A command-line tool
+ * does nothing else meanwhile and may wait long; `serve` waits briefly
+ * (SQLITE_SERVE_BUSY_TIMEOUT_MS) and its write transactions wait for the lock
+ * asynchronously instead (src/store/tx.ts), so it keeps answering.
  */
-export const SQLITE_BUSY_TIMEOUT_MS = 250;
+export const SQLITE_BUSY_TIMEOUT_MS = 5_000;
+export const SQLITE_SERVE_BUSY_TIMEOUT_MS = 250;
 
-export function openDb(url: string, opts: { poolSize?: number; onConnectionLost?: ConnectionLostReport } = {}): Db {
+export interface OpenDbOptions {
+  poolSize?: number;
+  onConnectionLost?: ConnectionLostReport;
+  /** SQLite: the connection's busy_timeout (default SQLITE_BUSY_TIMEOUT_MS). */
+  sqliteBusyTimeoutMs?: number;
+}
+
+export function openDb(url: string, opts: OpenDbOptions = {}): Db {
   if (url.startsWith('sqlite:')) {
     const path = sqlitePathFromUrl(url);
     if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
@@ -59,7 +69,7 @@ export function openDb(url: string, opts: { poolSize?: number; onConnectionLost?
     // holds a moment is waited for rather than failed on.
     database.pragma('journal_mode = WAL');
     database.pragma('synchronous = FULL');
-    database.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+    database.pragma(`busy_timeout = ${Math.max(0, Math.round(opts.sqliteBusyTimeoutMs ?? SQLITE_BUSY_TIMEOUT_MS))}`);
     database.pragma('foreign_keys = ON');
     const cached = withStatementCache(database);
     const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: cached }) });

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import SQLite from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDb, sqlitePathFromUrl, type Db } from '../../src/store/db.js';
+import { openDb, sqlitePathFromUrl, SQLITE_SERVE_BUSY_TIMEOUT_MS, type Db } from '../../src/store/db.js';
 import type { OperationRow, Store } from '../../src/store/index.js';
 import { newOperationRow } from '../../src/store/operation-row.js';
 import { inWriteTransaction } from '../../src/store/tx.js';
@@ -210,7 +210,8 @@ describe('group commit on sqlite while another connection holds the write lock',
 
   beforeAll(async () => {
     database = tempSqlite();
-    ({ store, tenantId, agentId } = await openSellerStore(database));
+    // As `serve` opens it: a short synchronous wait, then the asynchronous one under test.
+    ({ store, tenantId, agentId } = await openSellerStore(database, { sqliteBusyTimeoutMs: SQLITE_SERVE_BUSY_TIMEOUT_MS }));
   });
   afterAll(async () => {
     await store?.close();
