@@ -135,11 +135,22 @@ export class Scheduler {
   private async claimAndDispatch(): Promise<number> {
     const room = this.roomToClaim();
     if (room <= 0) return 0;
-    const rows = await this.store.operations.claimDue(this.options.instanceId, this.clock.now(), this.options.leaseMs, room);
+    const rows = await this.claim(room);
     // The database answered: an outage, if there was one, is over.
     this.options.outage?.succeeded();
     this.dispatchPage(rows);
     return rows.length;
+  }
+
+  /** One claim; one that failed for want of the database may have happened all the same (stranded-leases.ts). */
+  private async claim(room: number): Promise<OperationRow[]> {
+    const now = this.clock.now();
+    try {
+      return await this.store.operations.claimDue(this.options.instanceId, now, this.options.leaseMs, room);
+    } catch (err) {
+      this.options.stranded?.noteClaim(now + this.options.leaseMs, err);
+      throw err;
+    }
   }
 
   /** Rows claimed together run together; on SQLite their final writes share one commit. */
@@ -165,8 +176,8 @@ export class Scheduler {
     const room = this.allowedConcurrency() - (this.inFlight - held) - this.claimingAhead;
     if (room < Math.max(1, Math.floor(this.allowedConcurrency() / 4))) return;
     this.claimingAhead += room;
-    const claim = this.store.operations
-      .claimDue(this.options.instanceId, this.clock.now(), this.options.leaseMs, room)
+    const claim = this
+      .claim(room)
       .then((rows) => this.dispatchPage(rows))
       .catch((err) => {
         if (!this.options.outage?.failed('scheduler', err)) this.log.error({ err }, 'scheduler: claiming due work failed');

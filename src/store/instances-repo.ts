@@ -151,6 +151,19 @@ export class InstancesRepo {
     });
   }
 
+  /**
+   * Hands back the leases a claim of ours took whose answer never reached us (the connection
+   * was cut while the server was not answering, and the server carried the statement out
+   * later): the rows it leased are ours until exactly `leaseUntil`, and no one here is
+   * working on them. Returns how many.
+   */
+  async releaseUnseenClaim(owner: string, leaseUntil: number, now: number): Promise<number> {
+    const res = await inWriteTransaction(this.db, (trx) =>
+      sql`UPDATE operations SET ${releasedLeaseColumns(now)} WHERE lease_owner = ${owner} AND lease_until = ${leaseUntil}`.execute(trx),
+    );
+    return Number(res.numAffectedRows ?? 0);
+  }
+
   /** Every row with its heartbeat's age, oldest start first. */
   async list(): Promise<InstanceView[]> {
     return this.listIn(this.db.kysely);
