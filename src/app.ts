@@ -29,6 +29,7 @@ import type { Reconciler } from './engine/reconciler.js';
 import { resolveSecretKey } from './secret-key.js';
 import { openStore, type OperationRow, type Store } from './store/index.js';
 import { SecretBox } from './store/secret-box.js';
+import { SQLITE_SERVE_BUSY_TIMEOUT_MS } from './store/db.js';
 import { AgentKeySources } from './webhooks/key-sources.js';
 import { WebhookIngest } from './engine/webhook-ingest.js';
 import { WebhookReceiver } from './webhooks/receiver.js';
@@ -49,6 +50,8 @@ import { CampaignWatcher } from './engine/governance/campaign-watcher.js';
 import type { WriteSlot } from './store/write-batch.js';
 import { OperationStarter } from './engine/operation-starter.js';
 import { createMcp, type McpLayer } from './mcp/index.js';
+import { DatabaseOutage } from './engine/database-outage.js';
+import { StrandedLeases } from './engine/stranded-leases.js';
 
 export interface AppOptions {
   config: Config;
@@ -96,13 +99,20 @@ export async function createApp(opts: AppOptions): Promise<App> {
   const clock = opts.clock ?? systemClock;
   const instanceId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const secretKey = resolveSecretKey(config.ADCP_ORCH_SECRET_KEY, config.ADCP_ORCH_DATABASE_URL);
+  // Built once the metrics are (they need the store): a connection cannot be lost before then.
+  let outage: DatabaseOutage | undefined;
   const store = await openStore(config.ADCP_ORCH_DATABASE_URL, {
     notifications: { publicUrl: config.ADCP_ORCH_PUBLIC_URL },
-    // The pool replaces the connection when next needed; the operator should still see it.
-    onIdleConnectionLost: (err) => logger.warn({ err: err.message }, 'PostgreSQL connection lost while idle; the pool opens a new one'),
+    // The pool replaces the connection when next needed; the operator should still see it (once).
+    onConnectionLost: (err) => outage?.connectionLost(err),
+    // Short: a serving process must not stop answering while another process holds SQLite's lock.
+    sqliteBusyTimeoutMs: SQLITE_SERVE_BUSY_TIMEOUT_MS,
   });
   const secrets = new SecretBox(secretKey.key);
   const metrics = new Metrics(store, { instanceDeadAfterMs: config.ADCP_ORCH_INSTANCE_DEAD_AFTER_MS });
+  // The database going away is a pause for all of the below, not a crash or a failure per attempt.
+  outage = new DatabaseOutage(logger, metrics, clock);
+  const stranded = new StrandedLeases(store, instanceId, outage, clock, logger);
   const bus = new ChangeBus();
   const adcp = opts.adcp ?? createAdcpClient();
   const breakers = new AgentBreakers(
@@ -124,6 +134,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     replayWindowMs: config.ADCP_ORCH_REPLAY_WINDOW_MS,
     instanceId,
   }, breakers, inputTimers);
+  operations.stranded = stranded;
   const spendApproval = new SpendApproval(store, clock);
   // Late-bound: the scheduler is built below, with the runner that needs the flow.
   let wakeScheduler = () => {};
@@ -137,6 +148,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
   const campaignWatcher = new CampaignWatcher(store, bus, clock, logger, {
     sweepEveryMs: Math.max(1_000, config.ADCP_ORCH_SCHEDULER_TICK_MS * 5),
     publicUrl: config.ADCP_ORCH_PUBLIC_URL,
+    outage,
   });
   // A person's answer on its way to the seller has its own runner, and so have the clock of a held
   // request (reminders, expiry: never a send) and a governed operation's own steps (check, review,
@@ -155,10 +167,12 @@ export async function createApp(opts: AppOptions): Promise<App> {
     concurrency: opts.concurrency ?? 64,
     tickMs: config.ADCP_ORCH_SCHEDULER_TICK_MS,
     warmupMs: config.ADCP_ORCH_WARMUP_MS,
+    outage,
+    stranded,
   });
   wakeScheduler = () => scheduler.wake();
-  const instances = new InstancePresence(store, clock, logger, { instanceId, deadAfterMs: config.ADCP_ORCH_INSTANCE_DEAD_AFTER_MS, databaseUrl: config.ADCP_ORCH_DATABASE_URL }, () => scheduler.wake());
-  const reconciliation = createReconciliation({ store, adcp, secrets, bus, metrics, clock, logger, config, instanceId, timing: operations.options, wake: () => scheduler.wake() });
+  const instances = new InstancePresence(store, clock, logger, { instanceId, deadAfterMs: config.ADCP_ORCH_INSTANCE_DEAD_AFTER_MS, databaseUrl: config.ADCP_ORCH_DATABASE_URL, outage }, () => scheduler.wake());
+  const reconciliation = createReconciliation({ store, adcp, secrets, bus, metrics, clock, logger, config, instanceId, timing: operations.options, wake: () => scheduler.wake(), outage });
   const webhookIngest = new WebhookIngest({ store, operations, metrics, log: logger, now: () => clock.now() });
   const receiver = new WebhookReceiver({
     ingest: webhookIngest,
@@ -177,6 +191,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     retryScheduleMs: config.ADCP_ORCH_SUBSCRIPTION_RETRY_SCHEDULE_MS,
     allowPrivateNetwork: config.ADCP_ORCH_ALLOW_PRIVATE_NETWORK,
     publicUrl: config.ADCP_ORCH_PUBLIC_URL,
+    outage,
   });
   const live = createLiveUpdates({
     store,
@@ -188,6 +203,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     heartbeatMs: config.ADCP_ORCH_SSE_HEARTBEAT_MS,
     wakeScheduler: () => scheduler.wake(),
     onRemoteChange: () => subscriptions.wake(),
+    outage,
   });
   const unsubscribeDispatcher = bus.subscribe(() => subscriptions.wake());
   const cancel = new CancelService(store, operations, bus, metrics, clock);
@@ -202,6 +218,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     publicUrl: config.ADCP_ORCH_PUBLIC_URL,
     wakeSubscriptions: () => subscriptions.wake(),
     answers,
+    outage,
   });
   const starter = new OperationStarter(operations, spendApproval, guard);
   // Until listen() knows the port (a test's port 0), links use the configured one.
@@ -245,6 +262,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
       mcp.routes,
     ],
     debugGc: config.ADCP_ORCH_DEBUG_GC,
+    outage,
   });
 
   return {
@@ -306,6 +324,8 @@ export async function createApp(opts: AppOptions): Promise<App> {
           },
         ],
         logger,
+        undefined,
+        outage,
       );
       ready = true;
       logger.info({ dashboard: `${url}/`, instance: instanceId, database: store.db.describe, secret_key: secretKey.source }, 'orchestrator ready');

@@ -4,6 +4,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
 import type { Metrics } from '../engine/metrics.js';
+import type { DatabaseOutage } from '../engine/database-outage.js';
 import type { OperationService } from '../engine/operation-service.js';
 import type { Store } from '../store/index.js';
 import type { SecretBox } from '../store/secret-box.js';
@@ -51,6 +52,8 @@ export interface ApiDeps {
   starter?: OperationStarter;
   /** Serve POST /debug/gc (ADCP_ORCH_DEBUG_GC, benchmarks only). */
   debugGc?: boolean;
+  /** Told of every 503 the database's absence causes (counted, logged once per outage). */
+  outage?: DatabaseOutage;
   /** Extra route groups (webhooks, events, UI) registered by their own modules. */
   plugins?: Array<(app: FastifyInstance) => void | Promise<void>>;
 }
@@ -66,7 +69,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   app.decorate('requestDigest', (text: string) => deps.secrets.digest(text));
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
-  installErrorHandling(app);
+  installErrorHandling(app, deps.outage);
   await app.register(swagger, {
     openapi: {
       info: { title: 'adcp-orchestrator', version: '0.1.0', description: 'Durable AdCP operations for buyers' },

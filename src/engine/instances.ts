@@ -22,6 +22,7 @@ import type { Store } from '../store/index.js';
 import type { InstanceView, NewInstance } from '../store/instances-repo.js';
 import { InstanceLock } from '../store/instance-lock.js';
 import type { Clock } from './clock.js';
+import type { DatabaseOutage } from './database-outage.js';
 
 export interface InstancePresenceOptions {
   instanceId: string;
@@ -29,6 +30,8 @@ export interface InstancePresenceOptions {
   deadAfterMs: number;
   /** For the PostgreSQL instance lock's own connection. */
   databaseUrl: string;
+  /** The database's absence: a missed heartbeat is counted and logged once per outage, not each time. */
+  outage?: DatabaseOutage;
 }
 
 /** A second `serve` on a SQLite file that a live process already serves. */
@@ -112,7 +115,7 @@ export class InstancePresence {
   private async takeLock(): Promise<void> {
     const lock = await InstanceLock.acquire(this.options.databaseUrl);
     lock.onLost((err) => {
-      if (!this.stopped) this.log.warn({ err }, 'instance lock connection lost (others may declare us dead meanwhile); taking a new one at the next heartbeat');
+      if (!this.stopped) this.log.warn({ err: err?.message }, 'instance lock connection lost (others may declare us dead meanwhile); taking a new one at the next heartbeat');
     });
     this.lock = lock;
     this.me.lock_key = lock.key;
@@ -137,9 +140,11 @@ export class InstancePresence {
     const base = this.options.deadAfterMs / 4;
     this.timer = setTimeout(() => {
       this.ticking = this.tick()
+        .then(() => this.options.outage?.succeeded())
         .catch((err) => {
           this.heartbeatFailedAt = this.clock.now();
-          this.log.warn({ err }, 'instance heartbeat failed; trying again at the next one');
+          // Away, the database also dropped our lock's connection: the next heartbeat takes a new lock.
+          if (!this.options.outage?.failed('heartbeat', err)) this.log.warn({ err }, 'instance heartbeat failed; trying again at the next one');
         })
         .finally(() => {
           this.ticking = undefined;

@@ -6,6 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { Store } from '../store/index.js';
+import type { DatabaseOutage } from './database-outage.js';
 
 export interface MaintenanceJob {
   /** For the log line when it fails. */
@@ -13,7 +14,7 @@ export interface MaintenanceJob {
   run(): Promise<void>;
 }
 
-export function startMaintenance(jobs: MaintenanceJob[], log: Logger, intervalMs = 30_000): () => void {
+export function startMaintenance(jobs: MaintenanceJob[], log: Logger, intervalMs = 30_000, outage?: DatabaseOutage): () => void {
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   const runAll = async () => {
@@ -22,7 +23,8 @@ export function startMaintenance(jobs: MaintenanceJob[], log: Logger, intervalMs
       try {
         await job.run();
       } catch (err) {
-        log.error({ err, job: job.name }, 'maintenance job failed');
+        // The database away: counted and logged once per outage; the next round tries again.
+        if (!outage?.failed('maintenance', err)) log.error({ err, job: job.name }, 'maintenance job failed');
       }
     }
   };

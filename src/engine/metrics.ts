@@ -6,8 +6,22 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { REPORT_STEP } from '../domain/governed-flow.js';
 import type { Store } from '../store/index.js';
+import { databaseUnavailable } from '../store/db-errors.js';
+import type { OutageCounter, OutagePlace } from './database-outage.js';
 
-export class Metrics {
+/**
+ * A gauge read from the database at scrape time. While the database is away it has no
+ * value (its series is left out) and /metrics still answers, with the counters that say
+ * so (`database_unavailable_total`); any other failure fails the scrape as before.
+ */
+function fromDatabase(gauge: Gauge, read: () => Promise<void>): Promise<void> {
+  return read().catch((err) => {
+    if (!databaseUnavailable(err)) throw err;
+    gauge.reset();
+  });
+}
+
+export class Metrics implements OutageCounter {
   readonly registry = new Registry();
   private readonly transitions: Counter;
   private readonly rejected: Counter;
@@ -19,6 +33,7 @@ export class Metrics {
   private readonly conflicts: Counter;
   private readonly inputReminders: Counter;
   private readonly inputExpiries: Counter;
+  private readonly databaseUnavailableCount: Counter;
   readonly approvalDuration: Histogram;
   readonly asyncDuration: Histogram;
   readonly circuitState: Gauge;
@@ -42,6 +57,12 @@ export class Metrics {
     this.conflicts = new Counter({ name: `${p}terminal_conflicts_total`, help: 'A different terminal status observed after the first', labelNames: ['type'], registers });
     this.inputReminders = new Counter({ name: `${p}input_reminders_total`, help: 'Reminders of requests still waiting for a person', labelNames: ['kind'], registers });
     this.inputExpiries = new Counter({ name: `${p}input_expired_total`, help: 'Requests that expired unanswered, by what the expiry did', labelNames: ['kind', 'then'], registers });
+    this.databaseUnavailableCount = new Counter({
+      name: `${p}database_unavailable_total`,
+      help: 'Database calls that failed because the database was unavailable, by where (api, dashboard, webhook, scheduler, …)',
+      labelNames: ['where'],
+      registers,
+    });
     const buckets = [1, 5, 30, 60, 300, 900, 3600, 4 * 3600, 24 * 3600, 72 * 3600];
     this.approvalDuration = new Histogram({ name: `${p}approval_duration_seconds`, help: 'input-required until answered', labelNames: ['type'], buckets, registers });
     this.asyncDuration = new Histogram({ name: `${p}async_duration_seconds`, help: 'submitted until terminal', labelNames: ['type'], buckets, registers });
@@ -72,14 +93,16 @@ export class Metrics {
         labelNames: ['type', 'status'],
         registers,
         async collect() {
-          const rows = await store.db.kysely
-            .selectFrom('operations')
-            .select(['type', 'status', (eb) => eb.fn.countAll<number>().as('n')])
-            .where('status', 'not in', ['completed', 'failed', 'canceled', 'rejected'])
-            .groupBy(['type', 'status'])
-            .execute();
-          this.reset();
-          for (const r of rows) this.set({ type: r.type, status: r.status }, Number(r.n));
+          await fromDatabase(this, async () => {
+            const rows = await store.db.kysely
+              .selectFrom('operations')
+              .select(['type', 'status', (eb) => eb.fn.countAll<number>().as('n')])
+              .where('status', 'not in', ['completed', 'failed', 'canceled', 'rejected'])
+              .groupBy(['type', 'status'])
+              .execute();
+            this.reset();
+            for (const r of rows) this.set({ type: r.type, status: r.status }, Number(r.n));
+          });
         },
       });
       new Gauge({
@@ -87,13 +110,15 @@ export class Metrics {
         help: 'Seller results whose report_plan_outcome is not yet accepted (from the database)',
         registers,
         async collect() {
-          const row = await store.db.kysely
-            .selectFrom('operations')
-            .select((eb) => eb.fn.countAll<number>().as('n'))
-            .where('next_check_at', 'is not', null)
-            .where('check_kind', '=', REPORT_STEP)
-            .executeTakeFirst();
-          this.set(Number(row?.n ?? 0));
+          await fromDatabase(this, async () => {
+            const row = await store.db.kysely
+              .selectFrom('operations')
+              .select((eb) => eb.fn.countAll<number>().as('n'))
+              .where('next_check_at', 'is not', null)
+              .where('check_kind', '=', REPORT_STEP)
+              .executeTakeFirst();
+            this.set(Number(row?.n ?? 0));
+          });
         },
       });
       const deadAfterMs = opts.instanceDeadAfterMs ?? 10_000;
@@ -102,7 +127,7 @@ export class Metrics {
         help: 'Instances serving this database whose heartbeat is within ADCP_ORCH_INSTANCE_DEAD_AFTER_MS (from the database)',
         registers,
         async collect() {
-          this.set(await store.instances.countLive(deadAfterMs));
+          await fromDatabase(this, async () => this.set(await store.instances.countLive(deadAfterMs)));
         },
       });
     }
@@ -144,5 +169,8 @@ export class Metrics {
   }
   inputExpired(kind: string, then: string): void {
     this.inputExpiries.inc({ kind, then });
+  }
+  databaseUnavailable(where: OutagePlace): void {
+    this.databaseUnavailableCount.inc({ where });
   }
 }

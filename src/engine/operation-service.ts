@@ -35,6 +35,7 @@ import type { WriteSlot } from '../store/write-batch.js';
 import { callingMarkPlan, giveUpPlan, nothingToPollPlan, retryLaterPlan } from './work-plans.js';
 import { INPUT_TIMER_CHECK, withInputExpiry, type InputTimers } from './input-timers.js';
 import type { GovernanceHooks } from './governance/hooks.js';
+import type { StrandedLeases } from './stranded-leases.js';
 
 export type { CreateOperationInput, WebhookMode } from './operation-builder.js';
 export { isAgentFailure, replyToObservation } from './call-outcomes.js';
@@ -56,6 +57,8 @@ export class OperationService {
   readonly requests: RequestSealer;
   /** Governed operations' own steps and their two points in the send path (set once the governance flow is built). */
   governance?: GovernanceHooks;
+  /** Where a first send the database's absence cut short leaves its lease, to be handed back once it returns. */
+  stranded?: StrandedLeases;
 
   constructor(
     private readonly store: Store,
@@ -106,7 +109,7 @@ export class OperationService {
             written = r;
           }) // stored already marked: straight to the wire
         : this.send(row);
-    const sending = first.catch((err) => this.log.error({ err, operation_id: row.id }, 'send failed'));
+    const sending = first.catch((err) => this.stranded?.note(row, err, 'operation') || this.log.error({ err, operation_id: row.id }, 'send failed'));
     await Promise.race([sending, delay(waitMs)]);
     // The row as the reply's write left it when that write ended the wait (no read needed); else as stored now.
     return written ?? (await this.store.operations.get(row.id)) ?? row;

@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import type { AgentRow, Store } from '../store/index.js';
 import type { ChangeBus, OperationChange } from './change-bus.js';
 import type { Clock } from './clock.js';
+import type { DatabaseOutage } from './database-outage.js';
 
 export interface DeferralWatchOptions {
   /** Longest time between looks at the deferrals table (the fallback for resolutions we do not see). */
@@ -21,6 +22,8 @@ export interface DeferralWatchOptions {
    * resolving while new ones start cannot have us list the seller back to back.
    */
   minGapMs: number;
+  /** The database's absence: looked at again after a short pause, counted and logged once per outage. */
+  outage?: DatabaseOutage;
 }
 
 /** Reconciles one agent under its job lease; false when another instance holds it. */
@@ -94,7 +97,9 @@ export class DeferralWatch {
     try {
       nextInMs = await this.runDue();
     } catch (err) {
-      this.log.error({ err }, 'following up deferred reconciliation failed; trying again later');
+      const outage = this.options.outage;
+      if (outage?.failed('reconcile', err)) nextInMs = outage.pauseMs();
+      else this.log.error({ err }, 'following up deferred reconciliation failed; trying again later');
     } finally {
       this.lookIn(nextInMs);
     }

@@ -15,6 +15,7 @@ import type { Logger } from 'pino';
 import type { AgentRow, Store } from '../store/index.js';
 import type { ChangeBus } from './change-bus.js';
 import type { Clock } from './clock.js';
+import type { DatabaseOutage } from './database-outage.js';
 import { DeferralWatch } from './reconcile-deferrals.js';
 import type { Reconciler } from './reconciler.js';
 
@@ -30,6 +31,8 @@ export interface ReconcileLoopOptions {
   deferredCheckMs?: number;
   /** Shortest time from a run that deferred to its follow-up (default 5 s). */
   deferredMinGapMs?: number;
+  /** The database's absence: a run it cut short is counted and logged once per outage, not as a failure. */
+  outage?: DatabaseOutage;
 }
 
 export class ReconcileLoop {
@@ -50,6 +53,7 @@ export class ReconcileLoop {
     this.deferrals = new DeferralWatch(store, bus, clock, log, (fn) => this.exclusive(fn), (agent) => this.runLeased(agent), {
       checkEveryMs: options.deferredCheckMs ?? 60_000,
       minGapMs: options.deferredMinGapMs ?? 5_000,
+      ...(options.outage ? { outage: options.outage } : {}),
     });
   }
 
@@ -114,7 +118,10 @@ export class ReconcileLoop {
   private exclusive(fn: () => Promise<void>): Promise<void> {
     const next = this.chain
       .then(() => (this.stopped ? undefined : fn()))
-      .catch((err) => this.log.error({ err }, 'reconciliation failed'));
+      .catch((err) => {
+        // Our own leases do not stop our next run (a claim takes back what is already ours).
+        if (!this.options.outage?.failed('reconcile', err)) this.log.error({ err }, 'reconciliation failed');
+      });
     this.chain = next;
     return next;
   }

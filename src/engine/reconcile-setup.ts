@@ -6,6 +6,7 @@ import type { Store } from '../store/index.js';
 import type { SecretBox } from '../store/secret-box.js';
 import type { ChangeBus } from './change-bus.js';
 import type { Clock } from './clock.js';
+import type { DatabaseOutage } from './database-outage.js';
 import type { Metrics } from './metrics.js';
 import type { TimingPolicy } from './observation-plan.js';
 import { ReconcileLoop } from './reconcile-loop.js';
@@ -25,6 +26,7 @@ export interface ReconciliationDeps {
   timing: TimingPolicy;
   /** Wakes the scheduler when reconciliation set timers due now. */
   wake: () => void;
+  outage?: DatabaseOutage;
 }
 
 export function createReconciliation(d: ReconciliationDeps): { reconciler: Reconciler; loop: ReconcileLoop } {
@@ -54,6 +56,10 @@ export function createReconciliation(d: ReconciliationDeps): { reconciler: Recon
     d.wake,
     () => loop?.deferralRecorded(),
   );
-  loop = new ReconcileLoop(d.store, reconciler, d.bus, d.clock, d.logger, { instanceId: d.instanceId, intervalMs: interval });
+  loop = new ReconcileLoop(d.store, reconciler, d.bus, d.clock, d.logger, {
+    instanceId: d.instanceId,
+    intervalMs: interval,
+    ...(d.outage ? { outage: d.outage } : {}),
+  });
   return { reconciler, loop };
 }

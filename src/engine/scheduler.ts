@@ -8,6 +8,8 @@ import type { Logger } from 'pino';
 import type { Store, OperationRow } from '../store/index.js';
 import { WriteBatch, type WriteSlot } from '../store/write-batch.js';
 import type { Clock } from './clock.js';
+import type { DatabaseOutage } from './database-outage.js';
+import type { StrandedLeases } from './stranded-leases.js';
 
 /**
  * Runs one claimed row. `writes`, when given, is the row's slot in its page's shared
@@ -34,6 +36,10 @@ export interface SchedulerOptions {
    * turns it off (each write is grouped only with what arrives in its own turn).
    */
   pageWriteWaitMs?: number;
+  /** The database's absence: a pause (counted, logged once), not an error per tick. */
+  outage?: DatabaseOutage;
+  /** Leases of work the database's absence cut short, handed back once it returns. */
+  stranded?: StrandedLeases;
 }
 
 /** Long enough for the replies of a page of local polls to come back together, short against any poll interval. */
@@ -82,12 +88,17 @@ export class Scheduler {
   }
 
   private async loop(): Promise<void> {
+    const { outage, stranded } = this.options;
     while (this.running) {
       let claimed = 0;
+      let pauseMs: number | undefined;
       try {
+        // Work the database's absence cut short is due again first (no-op when there is none).
+        if (stranded && stranded.size > 0) await stranded.release();
         claimed = await this.claimAndDispatch();
       } catch (err) {
-        this.log.error({ err }, 'scheduler: claiming due work failed');
+        if (outage?.failed('scheduler', err)) pauseMs = outage.pauseMs();
+        else this.log.error({ err }, 'scheduler: claiming due work failed');
       }
       if (!this.running) break;
       // A full page means more may be due: go again at once (after yielding).
@@ -95,7 +106,7 @@ export class Scheduler {
         await new Promise((r) => setImmediate(r));
         continue;
       }
-      await this.sleep(await this.sleepMs());
+      await this.sleep(pauseMs ?? (await this.sleepMs()));
     }
   }
 
@@ -124,9 +135,22 @@ export class Scheduler {
   private async claimAndDispatch(): Promise<number> {
     const room = this.roomToClaim();
     if (room <= 0) return 0;
-    const rows = await this.store.operations.claimDue(this.options.instanceId, this.clock.now(), this.options.leaseMs, room);
+    const rows = await this.claim(room);
+    // The database answered: an outage, if there was one, is over.
+    this.options.outage?.succeeded();
     this.dispatchPage(rows);
     return rows.length;
+  }
+
+  /** One claim; one that failed for want of the database may have happened all the same (stranded-leases.ts). */
+  private async claim(room: number): Promise<OperationRow[]> {
+    const now = this.clock.now();
+    try {
+      return await this.store.operations.claimDue(this.options.instanceId, now, this.options.leaseMs, room);
+    } catch (err) {
+      this.options.stranded?.noteClaim(now + this.options.leaseMs, err);
+      throw err;
+    }
   }
 
   /** Rows claimed together run together; on SQLite their final writes share one commit. */
@@ -152,10 +176,12 @@ export class Scheduler {
     const room = this.allowedConcurrency() - (this.inFlight - held) - this.claimingAhead;
     if (room < Math.max(1, Math.floor(this.allowedConcurrency() / 4))) return;
     this.claimingAhead += room;
-    const claim = this.store.operations
-      .claimDue(this.options.instanceId, this.clock.now(), this.options.leaseMs, room)
+    const claim = this
+      .claim(room)
       .then((rows) => this.dispatchPage(rows))
-      .catch((err) => this.log.error({ err }, 'scheduler: claiming due work failed'))
+      .catch((err) => {
+        if (!this.options.outage?.failed('scheduler', err)) this.log.error({ err }, 'scheduler: claiming due work failed');
+      })
       .finally(() => {
         this.claimingAhead -= room;
         this.active.delete(claim);
@@ -172,7 +198,11 @@ export class Scheduler {
     const jitter = warmingUp ? Math.round(250 * this.clock.random()) : 0;
     const task = (jitter > 0 ? new Promise((r) => setTimeout(r, jitter)) : Promise.resolve())
       .then(() => this.run(row, writes))
-      .catch((err) => this.log.error({ err, operation_id: row.id }, 'scheduler: work failed; the lease will expire and it will be retried'))
+      .catch((err) => {
+        // The database went away under it: its lease is handed back when the database returns.
+        if (this.options.stranded?.note(row, err, 'operation')) return;
+        this.log.error({ err, operation_id: row.id }, 'scheduler: work failed; the lease will expire and it will be retried');
+      })
       .finally(() => {
         writes?.done();
         this.inFlight--;

@@ -23,6 +23,7 @@ import type { AgentRow, Store } from '../store/index.js';
 import type { NewDelivery, RecordResult } from '../store/deliveries-repo.js';
 import type { MutateResult, WebhookTarget } from '../store/operations-repo.js';
 import { inWriteTransaction, type Tx } from '../store/tx.js';
+import { databaseUnavailable } from '../store/db-errors.js';
 import { taskTypeConflictEvent } from './conflict-events.js';
 import type { Metrics } from './metrics.js';
 import type { ObservationOutcome, TaskObservation } from './observation-plan.js';
@@ -154,6 +155,9 @@ export class WebhookIngest {
       });
     } catch (err) {
       if (err instanceof Refused) return { kind: 'refused', reason: err.reason };
+      // The database is away: nothing was stored, and trying again in another way now would fail the
+      // same. The sender gets 503 database_unavailable and retries.
+      if (databaseUnavailable(err)) throw err;
       // Nothing of it committed. Store it on its own, then apply: if applying fails
       // again the stored row waits for the recovery sweep.
       this.deps.log.warn({ err, operation_id: op.id }, 'webhook: recording and applying together failed; storing first');
@@ -197,6 +201,7 @@ export class WebhookIngest {
       return this.outcomeOf(op, await this.applyObservation(op.id, recorded.delivery.id, observation), observation);
     } catch (err) {
       // Stored but not applied: the recovery sweep applies it; the sender's retry gets 503 until then.
+      if (databaseUnavailable(err)) throw err;
       this.deps.log.error({ err, operation_id: op.id }, 'webhook stored but not applied');
       return { kind: 'apply_failed' };
     }

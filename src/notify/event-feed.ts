@@ -19,6 +19,7 @@
 import type { Logger } from 'pino';
 import type { NotificationRow, Store } from '../store/index.js';
 import type { EventHorizon } from './event-horizon.js';
+import type { DatabaseOutage } from '../engine/database-outage.js';
 
 export interface FeedReader {
   /** Hands over the next notifications, oldest first; the next batch waits until this resolves (back-pressure). */
@@ -42,6 +43,8 @@ export interface EventFeedOptions {
   windowMs?: number;
   /** The clock the window's age is measured with (tests). */
   now?: () => number;
+  /** The database's absence: a failed read is counted and logged once per outage, not per stream and wake-up. */
+  outage?: DatabaseOutage;
 }
 
 const DEFAULT_WINDOW = 10_000;
@@ -182,6 +185,8 @@ export class EventFeed {
 
   /** @internal */
   readFailed(err: unknown, tenantId: string): void {
+    // Streams stay open; the fallback tick (or the next wake-up) reads again once the database is back.
+    if (this.options.outage?.failed('events', err)) return;
     this.log.warn({ err, tenant_id: tenantId }, 'event feed: reading notifications failed; retrying on the next wake-up');
   }
 }

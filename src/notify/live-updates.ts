@@ -8,6 +8,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { ChangeBus } from '../engine/change-bus.js';
+import type { DatabaseOutage } from '../engine/database-outage.js';
 import type { Store } from '../store/index.js';
 import { EventFeed } from './event-feed.js';
 import { eventHorizonFor } from './event-horizon.js';
@@ -31,6 +32,8 @@ export interface LiveUpdatesOptions {
   wakeScheduler(): void;
   /** Another instance committed a change (PostgreSQL only): e.g. wake the subscription dispatcher. */
   onRemoteChange?(): void;
+  /** The database's absence, for the feed's reads. */
+  outage?: DatabaseOutage;
 }
 
 export interface LiveUpdates {
@@ -47,7 +50,11 @@ export interface LiveUpdates {
 
 export function createLiveUpdates(opts: LiveUpdatesOptions): LiveUpdates {
   const { store, bus, logger } = opts;
-  const feed = new EventFeed(store, eventHorizonFor(store.db, logger), logger, { fallbackPollMs: opts.fallbackPollMs, pageSize: 500 });
+  const feed = new EventFeed(store, eventHorizonFor(store.db, logger), logger, {
+    fallbackPollMs: opts.fallbackPollMs,
+    pageSize: 500,
+    ...(opts.outage ? { outage: opts.outage } : {}),
+  });
   const wakes = new OperationWakes();
   const notifier =
     store.db.dialect === 'postgres'

@@ -20,6 +20,9 @@ import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { OperationChange } from '../engine/change-bus.js';
 import type { Db } from '../store/db.js';
+import { DEFAULT_CONNECT_TIMEOUT_MS } from '../store/pg-pool.js';
+
+const errorText = (err: unknown) => (err instanceof Error ? err.message : err === undefined ? 'connection ended' : String(err));
 
 export const DEFAULT_CHANNEL = 'adcp_orch_events';
 
@@ -65,7 +68,8 @@ interface Wire {
 const MAX_NOTICE_IDS = 50;
 
 const MIN_BACKOFF_MS = 250;
-const MAX_BACKOFF_MS = 10_000;
+// Short enough that LISTEN is back within a couple of seconds of the database (a failed attempt costs one refused connect).
+const MAX_BACKOFF_MS = 2_000;
 
 export class PgNotifier {
   private client: pg.Client | undefined;
@@ -178,7 +182,8 @@ export class PgNotifier {
 
   private async connect(): Promise<void> {
     if (this.stopped) return;
-    const client = new pg.Client({ connectionString: this.opts.url });
+    // Bounded, like the pool's: a server that does not answer must not hold the reconnect loop.
+    const client = new pg.Client({ connectionString: this.opts.url, connectionTimeoutMillis: DEFAULT_CONNECT_TIMEOUT_MS, keepAlive: true });
     let lost = false;
     const onLost = (err?: unknown) => {
       if (lost) return;
@@ -186,7 +191,9 @@ export class PgNotifier {
       if (this.client === client) this.client = undefined;
       client.end().catch(() => undefined);
       if (!this.stopped) {
-        this.opts.log.warn({ err }, 'pg-notify: LISTEN connection lost; reconnecting');
+        // Said once per loss; the attempts that fail while the database is away are not news.
+        if (this.failures === 0) this.opts.log.warn({ err: errorText(err) }, 'pg-notify: LISTEN connection lost; reconnecting');
+        else this.opts.log.debug({ err: errorText(err) }, 'pg-notify: reconnecting LISTEN failed; trying again');
         this.scheduleReconnect();
       }
     };
@@ -207,6 +214,7 @@ export class PgNotifier {
       return;
     }
     this.client = client;
+    if (this.failures > 0) this.opts.log.info('pg-notify: LISTEN connection back');
     this.failures = 0;
     if (this.everConnected) this.opts.onReconnect();
     this.everConnected = true;

@@ -14,6 +14,7 @@
 import type { Logger } from 'pino';
 import { judgeAttempt, type AttemptResult } from '../domain/subscription-retry.js';
 import type { Clock } from '../engine/clock.js';
+import type { DatabaseOutage } from '../engine/database-outage.js';
 import type { Store } from '../store/index.js';
 import type { SecretBox } from '../store/secret-box.js';
 import type { DeliveryRow } from '../store/subscription-deliveries-repo.js';
@@ -36,6 +37,8 @@ export interface DispatcherOptions {
   allowPrivateNetwork: boolean;
   /** Base of the operation links in Slack messages. */
   publicUrl?: string;
+  /** The database's absence: a pause (counted, logged once), not an error per pass. */
+  outage?: DatabaseOutage;
 }
 
 /** Shortest time between two passes when wake-ups keep coming. */
@@ -105,16 +108,23 @@ export class SubscriptionDispatcher {
       let claimed = 0;
       let room = 0;
       let active = 0;
+      let pauseMs: number | undefined;
       try {
         ({ active } = await this.store.subscriptions.fanOut(() => this.horizon.current(), this.clock.now()));
         // No active subscription means nothing can be due (disabling or deleting fails what was
         // pending): skip the claim, a write transaction on SQLite's hot path.
         room = this.options.concurrency - this.inFlight;
         claimed = room > 0 && active > 0 ? await this.claimAndDispatch(room) : 0;
+        this.options.outage?.succeeded();
       } catch (err) {
-        if (this.running) this.log.error({ err }, 'subscriptions: fan-out or claim failed; trying again');
+        if (this.options.outage?.failed('subscriptions', err)) pauseMs = this.options.outage.pauseMs();
+        else if (this.running) this.log.error({ err }, 'subscriptions: fan-out or claim failed; trying again');
       }
       if (!this.running) break;
+      if (pauseMs !== undefined) {
+        await this.sleep(pauseMs);
+        continue;
+      }
       if (claimed > 0 && claimed === room) {
         await new Promise((r) => setImmediate(r));
         continue;
@@ -173,7 +183,11 @@ export class SubscriptionDispatcher {
   private dispatch(row: DeliveryRow, batch: Batch): void {
     this.inFlight++;
     const task = this.deliver(row, batch)
-      .catch((err) => this.log.error({ err, delivery_id: row.id }, 'subscriptions: delivery failed unexpectedly; its lease will expire and it will be retried'))
+      .catch((err) => {
+        // An attempt whose record the database's absence lost is sent again when its lease expires (at least once).
+        if (this.options.outage?.failed('subscriptions', err)) return;
+        this.log.error({ err, delivery_id: row.id }, 'subscriptions: delivery failed unexpectedly; its lease will expire and it will be retried');
+      })
       .finally(() => {
         this.inFlight--;
         this.active.delete(task);

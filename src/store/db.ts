@@ -10,6 +10,7 @@ import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kys
 import pg from 'pg';
 import type { Database } from './schema.js';
 import { DirectSqlite } from './direct.js';
+import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_STALL_CHECK_MS, GuardedPool } from './pg-pool.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -38,20 +39,37 @@ export function sqlitePathFromUrl(url: string): string {
   return path;
 }
 
-/** Where a pooled PostgreSQL connection lost while idle is reported (the app passes its logger). */
-export type IdleConnectionReport = (err: Error) => void;
+/** Where a lost PostgreSQL connection (idle or in use) is reported (the app passes its logger). */
+export type ConnectionLostReport = (err: Error) => void;
 
-export function openDb(url: string, opts: { poolSize?: number; onIdleConnectionLost?: IdleConnectionReport } = {}): Db {
+/**
+ * How long a statement waits, synchronously (better-sqlite3 blocks the whole process
+ * meanwhile), for a lock another process holds on the SQLite file. A command-line tool
+ * does nothing else meanwhile and may wait long; `serve` waits briefly
+ * (SQLITE_SERVE_BUSY_TIMEOUT_MS) and its write transactions wait for the lock
+ * asynchronously instead (src/store/tx.ts), so it keeps answering.
+ */
+export const SQLITE_BUSY_TIMEOUT_MS = 5_000;
+export const SQLITE_SERVE_BUSY_TIMEOUT_MS = 250;
+
+export interface OpenDbOptions {
+  poolSize?: number;
+  onConnectionLost?: ConnectionLostReport;
+  /** SQLite: the connection's busy_timeout (default SQLITE_BUSY_TIMEOUT_MS). */
+  sqliteBusyTimeoutMs?: number;
+}
+
+export function openDb(url: string, opts: OpenDbOptions = {}): Db {
   if (url.startsWith('sqlite:')) {
     const path = sqlitePathFromUrl(url);
     if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
     const database = new SQLite(path);
     // WAL for concurrent readers; synchronous=FULL so an acknowledged write survives
-    // power loss (docs/ARCHITECTURE.md, Storage); busy_timeout so several processes on one file wait
-    // for the write lock instead of failing.
+    // power loss (docs/ARCHITECTURE.md, Storage); busy_timeout so that a lock another process
+    // holds a moment is waited for rather than failed on.
     database.pragma('journal_mode = WAL');
     database.pragma('synchronous = FULL');
-    database.pragma('busy_timeout = 10000');
+    database.pragma(`busy_timeout = ${Math.max(0, Math.round(opts.sqliteBusyTimeoutMs ?? SQLITE_BUSY_TIMEOUT_MS))}`);
     database.pragma('foreign_keys = ON');
     const cached = withStatementCache(database);
     const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: cached }) });
@@ -67,13 +85,17 @@ export function openDb(url: string, opts: { poolSize?: number; onIdleConnectionL
     };
   }
   if (/^postgres(ql)?:\/\//.test(url)) {
-    const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10 });
-    // An idle pooled connection the server drops (restart, failover, admin termination)
-    // is reported here; without a listener Node treats it as an uncaught error and the
-    // process dies. The pool discards that client and opens a fresh one when next needed.
-    // It is an operational event, not a fault of this process: it goes to the log (never a
-    // process warning, which tests rightly treat as a bug where it is born).
-    pool.on('error', (err) => opts.onIdleConnectionLost?.(err));
+    // Every connection listens for errors, lost connections fail their statement with a
+    // typed error, and nothing waits on an absent server for long (src/store/pg-pool.ts).
+    // A lost connection is an operational event, not a fault of this process: it goes to
+    // the log (never a process warning, which tests rightly treat as a bug where it is born).
+    const pool = new GuardedPool({
+      url,
+      max: opts.poolSize ?? 10,
+      connectTimeoutMs: DEFAULT_CONNECT_TIMEOUT_MS,
+      stallCheckMs: DEFAULT_STALL_CHECK_MS,
+      onConnectionLost: (err) => opts.onConnectionLost?.(err),
+    });
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     const parsed = new URL(url);
     return {

@@ -1,6 +1,6 @@
 /** The store: one database, its repositories, opened and migrated together. */
 import { AgentsRepo } from './agents-repo.js';
-import { openDb, type Db, type IdleConnectionReport } from './db.js';
+import { openDb, type Db, type OpenDbOptions } from './db.js';
 import { IdempotencyRepo } from './idempotency-repo.js';
 import { migrateToLatest } from './migrate.js';
 import { OperationsRepo } from './operations-repo.js';
@@ -67,9 +67,9 @@ export function storeFor(db: Db, opts: StoreOptions = {}): Store {
 
 export async function openStore(
   url: string,
-  opts: { migrate?: boolean; poolSize?: number; onIdleConnectionLost?: IdleConnectionReport } & StoreOptions = {},
+  opts: { migrate?: boolean } & OpenDbOptions & StoreOptions = {},
 ): Promise<Store> {
-  const db = openDb(url, { poolSize: opts.poolSize, onIdleConnectionLost: opts.onIdleConnectionLost });
+  const db = openDb(url, opts);
   try {
     if (opts.migrate !== false) await migrateToLatest(db);
   } catch (err) {

@@ -13,6 +13,8 @@
  */
 import { randomInt } from 'node:crypto';
 import pg from 'pg';
+import { asDatabaseError } from './db-errors.js';
+import { DEFAULT_CONNECT_TIMEOUT_MS } from './pg-pool.js';
 
 /** 'ADCP' in ASCII: the first key of every instance lock. */
 export const INSTANCE_LOCK_NAMESPACE = 0x41444350;
@@ -36,11 +38,16 @@ export class InstanceLock {
 
   /** Opens a connection and takes a lock under a fresh random key (another, should one be taken). */
   static async acquire(url: string): Promise<InstanceLock> {
-    const client = new pg.Client({ connectionString: url, application_name: 'adcp-orchestrator instance lock' });
+    // Bounded, like the pool's: a heartbeat retaking the lock must not hang on a server that does not answer.
+    const client = new pg.Client({ connectionString: url, application_name: 'adcp-orchestrator instance lock', connectionTimeoutMillis: DEFAULT_CONNECT_TIMEOUT_MS, keepAlive: true });
     // Until the lock object listens, a dropped connection must not crash the process.
     const early = () => undefined;
     client.on('error', early);
-    await client.connect();
+    try {
+      await client.connect();
+    } catch (err) {
+      throw asDatabaseError(err);
+    }
     try {
       for (let tries = 0; tries < 5; tries++) {
         const key = randomInt(1, 2 ** 31 - 1);
@@ -53,7 +60,7 @@ export class InstanceLock {
       throw new Error('could not take an instance lock under five random keys');
     } catch (err) {
       await client.end().catch(() => undefined);
-      throw err;
+      throw asDatabaseError(err);
     }
   }
 

@@ -132,6 +132,38 @@ export class InstancesRepo {
     });
   }
 
+  /**
+   * Hands back leases of ours whose work failed for want of the database (the scheduler
+   * notes them, src/engine/stranded-leases.ts), so the work is due again now rather than
+   * when the lease runs out. Each only if it is still that exact lease (owner and epoch):
+   * one taken since is left alone. Returns how many were handed back.
+   */
+  async releaseLeases(owner: string, leases: ReadonlyArray<{ id: string; epoch: number }>, now: number): Promise<number> {
+    if (leases.length === 0) return 0;
+    return inWriteTransaction(this.db, async (trx) => {
+      let released = 0;
+      for (const { id, epoch } of leases) {
+        const res = await sql`UPDATE operations SET ${releasedLeaseColumns(now)}
+          WHERE id = ${id} AND lease_owner = ${owner} AND lease_epoch = ${epoch}`.execute(trx);
+        released += Number(res.numAffectedRows ?? 0);
+      }
+      return released;
+    });
+  }
+
+  /**
+   * Hands back the leases a claim of ours took whose answer never reached us (the connection
+   * was cut while the server was not answering, and the server carried the statement out
+   * later): the rows it leased are ours until exactly `leaseUntil`, and no one here is
+   * working on them. Returns how many.
+   */
+  async releaseUnseenClaim(owner: string, leaseUntil: number, now: number): Promise<number> {
+    const res = await inWriteTransaction(this.db, (trx) =>
+      sql`UPDATE operations SET ${releasedLeaseColumns(now)} WHERE lease_owner = ${owner} AND lease_until = ${leaseUntil}`.execute(trx),
+    );
+    return Number(res.numAffectedRows ?? 0);
+  }
+
   /** Every row with its heartbeat's age, oldest start first. */
   async list(): Promise<InstanceView[]> {
     return this.listIn(this.db.kysely);

@@ -16,6 +16,14 @@
  * so awaiting anything else (a timer, a network call, a query through the
  * top-level Kysely instance) stalls or deadlocks the group.
  *
+ * Another process holding the write lock (a CLI command, a `sqlite3` shell, a backup)
+ * makes BEGIN IMMEDIATE fail with SQLITE_BUSY after a short synchronous wait (the
+ * connection's busy_timeout, src/store/db.ts). The group then waits for the lock
+ * asynchronously, off the connection, so reads and the rest of the process go on
+ * meanwhile, and tries again, taking in the jobs queued since (none of them has run);
+ * after SQLITE_WRITE_LOCK_WAIT_MS it fails with that SQLITE_BUSY, which callers treat
+ * as the database being unavailable (503).
+ *
  * PostgreSQL: an ordinary transaction per job on a pooled connection (commits are
  * already concurrent there); callers lock rows with FOR UPDATE.
  */
@@ -37,6 +45,35 @@ export interface WriteOptions {
 
 /** Most jobs in one grouped transaction; the rest go in the next one. */
 export const MAX_GROUP = 200;
+
+/** How long a write waits for SQLite's write lock held by another process before it fails. */
+export const SQLITE_WRITE_LOCK_WAIT_MS = 5_000;
+
+/** SQLITE_BUSY and its extended codes: the write lock is another connection's. */
+function isBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+}
+
+/** Between two tries for the write lock: short at first, then at most a quarter second. */
+function lockRetryDelay(attempt: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.min(250, 25 * 2 ** attempt)));
+}
+
+/** BEGIN IMMEDIATE failed for want of the lock: nothing ran, the job(s) may simply try again. */
+class LockBusy extends Error {
+  constructor(readonly busy: unknown) {
+    super('SQLite write lock held by another connection');
+  }
+}
+
+async function beginImmediate(conn: Tx, direct: DirectSqlite | undefined): Promise<void> {
+  try {
+    await raw(conn, 'BEGIN IMMEDIATE', direct);
+  } catch (err) {
+    throw isBusy(err) ? new LockBusy(err) : err;
+  }
+}
 
 export async function inWriteTransaction<T>(db: Db, fn: (trx: Tx) => Promise<T>, opts: WriteOptions = {}): Promise<T> {
   if (db.dialect === 'postgres') {
@@ -74,9 +111,22 @@ function onConnection<T>(kysely: Kysely<Database>, direct: DirectSqlite | undefi
 }
 
 /** One job, one transaction (the behaviour before group commit). */
-function ownTransaction<T>(db: Db, fn: (trx: Tx) => Promise<T>): Promise<T> {
+async function ownTransaction<T>(db: Db, fn: (trx: Tx) => Promise<T>): Promise<T> {
+  const deadline = Date.now() + SQLITE_WRITE_LOCK_WAIT_MS;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await ownTransactionOnce(db, fn);
+    } catch (err) {
+      if (!(err instanceof LockBusy)) throw err;
+      if (Date.now() >= deadline) throw err.busy;
+      await lockRetryDelay(attempt);
+    }
+  }
+}
+
+function ownTransactionOnce<T>(db: Db, fn: (trx: Tx) => Promise<T>): Promise<T> {
   return onConnection(db.kysely, db.direct, async (conn) => {
-    await raw(conn, 'BEGIN IMMEDIATE', db.direct);
+    await beginImmediate(conn, db.direct);
     try {
       const result = await fn(conn);
       await raw(conn, 'COMMIT', db.direct);
@@ -143,6 +193,8 @@ class GroupCommitter {
   private async flush(): Promise<void> {
     this.running = true;
     let batch = this.queue.splice(0, MAX_GROUP);
+    const lockDeadline = Date.now() + SQLITE_WRITE_LOCK_WAIT_MS;
+    let lockAttempt = 0;
     try {
       if (batch.length === 0) return;
       for (;;) {
@@ -155,6 +207,17 @@ class GroupCommitter {
           });
           break;
         } catch (err) {
+          if (err instanceof LockBusy) {
+            // Another process holds the write lock: wait for it off the connection (reads go on), with
+            // whatever was queued meanwhile, until the deadline; then every job fails with its SQLITE_BUSY.
+            if (Date.now() < lockDeadline) {
+              await lockRetryDelay(lockAttempt++);
+              batch = batch.concat(this.queue.splice(0, MAX_GROUP - batch.length));
+              continue;
+            }
+            for (const job of batch) job.reject(err.busy);
+            break;
+          }
           if (err instanceof GroupBroken) {
             // Nothing was committed. The culprit fails; the others run again without it.
             batch[err.culprit]!.reject(err.jobError);
@@ -177,7 +240,7 @@ class GroupCommitter {
     return onConnection(this.kysely, this.direct, async (conn) => {
       const d = this.direct;
       const outcomes: Outcome[] = [];
-      await raw(conn, 'BEGIN IMMEDIATE', d);
+      await beginImmediate(conn, d);
       try {
         if (batch.length === 1) {
           // Alone: its own error rolls the whole (single-job) transaction back.

@@ -1,6 +1,7 @@
 /** What the dashboard's routes are built from. Features that land later are optional and add their pages. */
 import type { CancelService } from '../engine/cancel-operation.js';
 import type { Clock } from '../engine/clock.js';
+import type { DatabaseOutage } from '../engine/database-outage.js';
 import type { AnswerService } from '../engine/answer-service.js';
 import type { Store } from '../store/index.js';
 import type { LiveSource } from '../notify/live-source.js';
@@ -18,4 +19,6 @@ export interface UiDeps {
   wakeSubscriptions?: () => void;
   /** Takes a person's answer (the engine's AnswerService, as POST /v1/operations/:id/input uses). */
   answers?: Pick<AnswerService, 'answer'>;
+  /** Told of every page the database's absence turned into a 503 (counted, logged once per outage). */
+  outage?: DatabaseOutage;
 }

@@ -14,6 +14,7 @@ import { operationsPages } from './routes/operations.js';
 import { signInRoutes } from './routes/sign-in.js';
 import { subscriptionsPages } from './routes/subscriptions.js';
 import { messagePage } from './views/message.js';
+import { databaseUnavailableAnswer } from '../api/errors.js';
 
 /** Scripts, styles and connections from this origin only; nothing inline, no framing. */
 const CSP = [
@@ -57,6 +58,18 @@ export function dashboardRoutes(deps: UiDeps) {
         return payload;
       });
       scope.setErrorHandler((err: FastifyError, req, reply) => {
+        const away = databaseUnavailableAnswer(err, 'dashboard', deps.outage);
+        if (away) {
+          const page = messagePage({
+            title: 'Database unavailable',
+            message:
+              'The orchestrator cannot reach its database just now, so nothing was shown or changed. Work already accepted is kept ' +
+              'and resumes by itself when the database is back. Try again in a few seconds.',
+            // A page read again is the same request; a form is not resent by a link.
+            link: { href: req.method === 'GET' && req.url.startsWith('/') && !req.url.startsWith('//') ? req.url : '/operations', text: 'Try again' },
+          });
+          return reply.code(away.statusCode).headers(away.headers).type('text/html; charset=utf-8').send(page);
+        }
         const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
         if (status === 500) req.log.error({ err }, 'dashboard: unhandled error');
         const message = status === 500 ? 'Something went wrong on our side; it has been logged. Try again.' : err.message;

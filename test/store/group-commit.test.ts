@@ -7,11 +7,11 @@
 import { randomUUID } from 'node:crypto';
 import SQLite from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDb, sqlitePathFromUrl, type Db } from '../../src/store/db.js';
+import { openDb, sqlitePathFromUrl, SQLITE_SERVE_BUSY_TIMEOUT_MS, type Db } from '../../src/store/db.js';
 import type { OperationRow, Store } from '../../src/store/index.js';
 import { newOperationRow } from '../../src/store/operation-row.js';
 import { inWriteTransaction } from '../../src/store/tx.js';
-import { dialects, type TestDatabase } from '../helpers/databases.js';
+import { dialects, tempSqlite, type TestDatabase } from '../helpers/databases.js';
 import { openSellerStore } from '../helpers/seller-store.js';
 
 function newOperation(tenantId: string, agentId: string, over: Partial<OperationRow> = {}): OperationRow {
@@ -199,5 +199,45 @@ describe.each(dialects)('group commit on $name', ({ name, make }) => {
       .where('status', '=', 'working')
       .executeTakeFirstOrThrow()) as { count: number | string };
     expect(Number(count)).toBe(450);
+  });
+});
+
+describe('group commit on sqlite while another connection holds the write lock', () => {
+  let database: TestDatabase;
+  let store: Store;
+  let tenantId: string;
+  let agentId: string;
+
+  beforeAll(async () => {
+    database = tempSqlite();
+    // As `serve` opens it: a short synchronous wait, then the asynchronous one under test.
+    ({ store, tenantId, agentId } = await openSellerStore(database, { sqliteBusyTimeoutMs: SQLITE_SERVE_BUSY_TIMEOUT_MS }));
+  });
+  afterAll(async () => {
+    await store?.close();
+    await database?.drop();
+  });
+
+  it('waits for it off the connection: reads go on meanwhile, later writes join, all commit once it is free', async () => {
+    const ops = [newOperation(tenantId, agentId), newOperation(tenantId, agentId)];
+    for (const op of ops) await store.operations.insert(op, { source: 'user', kind: 'created', to: 'submitted' });
+    const holder = new SQLite(sqlitePathFromUrl(database.url));
+    holder.exec('BEGIN IMMEDIATE');
+    try {
+      let settled = false;
+      const first = store.operations.mutate(ops[0]!.id, null, () => ({ patch: { status: 'working' }, value: null }));
+      void first.finally(() => (settled = true));
+      // Through Kysely's single connection: answered only because the waiting write does not hold it.
+      const read = await store.db.kysely.selectFrom('operations').select('status').where('id', '=', ops[1]!.id).executeTakeFirstOrThrow();
+      expect(read.status).toBe('submitted');
+      expect(settled).toBe(false);
+      const second = store.operations.mutate(ops[1]!.id, null, () => ({ patch: { status: 'working' }, value: null }));
+      holder.exec('COMMIT');
+      expect((await Promise.all([first, second])).map((r) => r.outcome)).toEqual(['applied', 'applied']);
+    } finally {
+      if (holder.inTransaction) holder.exec('ROLLBACK');
+      holder.close();
+    }
+    for (const op of ops) expect((await store.operations.get(op.id))!.status).toBe('working');
   });
 });

@@ -13,6 +13,7 @@ import { newNotificationId } from '../../store/notifications-repo.js';
 import { inWriteTransaction } from '../../store/tx.js';
 import type { ChangeBus } from '../change-bus.js';
 import type { Clock } from '../clock.js';
+import type { DatabaseOutage } from '../database-outage.js';
 import { buysOf } from './campaigns.js';
 
 export interface CampaignWatcherOptions {
@@ -20,6 +21,8 @@ export interface CampaignWatcherOptions {
   sweepEveryMs: number;
   /** Notifications link to the campaign's page. */
   publicUrl?: string;
+  /** The database's absence: counted and logged once per outage; the next sweep looks again. */
+  outage?: DatabaseOutage;
 }
 
 export class CampaignWatcher {
@@ -74,7 +77,7 @@ export class CampaignWatcher {
     try {
       for (const c of await this.store.campaigns.running(200)) this.look(c.id);
     } catch (err) {
-      this.log.error({ err }, 'looking at running campaigns failed; trying again later');
+      if (!this.options.outage?.failed('campaigns', err)) this.log.error({ err }, 'looking at running campaigns failed; trying again later');
     }
   }
 
@@ -98,6 +101,7 @@ export class CampaignWatcher {
       this.log.info({ campaign_id: campaignId, ...body.data.campaign.summary }, 'campaign done');
       return true;
     } catch (err) {
+      if (this.options.outage?.failed('campaigns', err)) return false;
       this.log.error({ err, campaign_id: campaignId }, 'settling a campaign failed; the sweep tries again');
       return false;
     }
