@@ -1,0 +1,173 @@
+/**
+ * A hostile seller on loopback, speaking just enough MCP (stateless, JSON replies)
+ * and A2A (agent card, `message/send`) to be registered and called, whose answer to
+ * a chosen tool is one of:
+ * - `drip`: the status line and headers, then one byte every `dripEveryMs`, never
+ *   ending (a seller that holds a connection open for as long as it likes);
+ * - `{ bytes }`: a well-formed reply of about that many bytes (a `get_products`
+ *   answer of many products), built once and sent at once;
+ * - `ok`: a small well-formed reply.
+ *
+ * It counts sockets (open now, most open at once) and reports each drip whose
+ * socket the buyer closed, so a test can prove a call given up on is hung up on.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+export type HostileReply = 'drip' | 'ok' | { bytes: number };
+
+export interface HostileSeller {
+  /** The MCP endpoint. */
+  mcpUrl: string;
+  /** The A2A base URL (its card at /.well-known/agent-card.json). */
+  a2aUrl: string;
+  /** What calls of `tool` get from now on (default `ok`). */
+  set(tool: string, reply: HostileReply): void;
+  /** Sockets open now. */
+  openSockets(): number;
+  /** The most sockets open at once so far. */
+  maxOpenSockets(): number;
+  /** Drips going on now (their sockets still open). */
+  dripping(): number;
+  /** The most drips at once so far. */
+  maxDripping(): number;
+  /** Each drip that ended, with how long its socket stayed open. */
+  closedDrips: Array<{ tool: string; openMs: number }>;
+  /** Resolves once `n` drips have ended (closed by the buyer). */
+  waitForClosedDrips(n: number): Promise<void>;
+  /** Tool calls received, in order. */
+  calls: string[];
+  close(): Promise<void>;
+}
+
+export async function startHostileSeller(opts: { dripEveryMs?: number } = {}): Promise<HostileSeller> {
+  const dripEveryMs = opts.dripEveryMs ?? 100;
+  const replies = new Map<string, HostileReply>();
+  const payloads = new Map<number, string>();
+  const sockets = new Set<Socket>();
+  let maxOpen = 0;
+  let dripping = 0;
+  let maxDripping = 0;
+  const closedDrips: HostileSeller['closedDrips'] = [];
+  const calls: string[] = [];
+  const waiters: Array<() => void> = [];
+  let origin = '';
+
+  const products = (bytes: number): string => {
+    let text = payloads.get(bytes);
+    if (!text) {
+      const list: unknown[] = [];
+      let size = 0;
+      for (let i = 0; size < bytes; i++) {
+        const p = product(i);
+        size += JSON.stringify(p).length + 1;
+        list.push(p);
+      }
+      text = JSON.stringify({ products: list });
+      payloads.set(bytes, text);
+    }
+    return text;
+  };
+
+  const drip = (tool: string, req: IncomingMessage, res: ServerResponse) => {
+    const started = Date.now();
+    dripping++;
+    maxDripping = Math.max(maxDripping, dripping);
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.write('{"jsonrpc":"2.0",');
+    const timer = setInterval(() => res.write(' '), dripEveryMs);
+    req.socket.once('close', () => {
+      clearInterval(timer);
+      dripping--;
+      closedDrips.push({ tool, openMs: Date.now() - started });
+      for (const w of waiters.splice(0)) w();
+    });
+  };
+
+  const answer = (tool: string, reply: HostileReply, req: IncomingMessage, res: ServerResponse, wrap: (payload: string) => string) => {
+    calls.push(tool);
+    if (reply === 'drip') return drip(tool, req, res);
+    const payload = reply === 'ok' ? JSON.stringify({ products: [product(0)] }) : products(reply.bytes);
+    const body = wrap(payload);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  };
+
+  const server: Server = createServer(async (req, res) => {
+    const path = new URL(req.url ?? '/', origin).pathname;
+    if (req.method === 'GET' && path.endsWith('/agent-card.json')) {
+      const card = { name: 'hostile', url: `${origin}/a2a`, version: '1', protocolVersion: '0.3.0', skills: [{ id: 'get_products', name: 'get_products' }] };
+      return json(res, 200, card);
+    }
+    if (req.method !== 'POST') return json(res, 405, { error: 'method not allowed' });
+    const rpc = JSON.parse(await readAll(req)) as { id?: unknown; method?: string; params?: any };
+    if (path === '/a2a') {
+      const tool = String(rpc.params?.message?.parts?.find((p: any) => p?.kind === 'data')?.data?.skill ?? '');
+      return answer(tool, replies.get(tool) ?? 'ok', req, res, (payload) =>
+        `{"jsonrpc":"2.0","id":${JSON.stringify(rpc.id)},"result":{"kind":"task","id":"t1","contextId":"c1","status":{"state":"completed"},"artifacts":[{"artifactId":"a1","parts":[{"kind":"data","data":${payload}}]}]}}`,
+      );
+    }
+    // MCP, stateless: no session id, JSON replies.
+    if (rpc.id === undefined) return void res.writeHead(202).end();
+    if (rpc.method === 'initialize') {
+      return json(res, 200, { jsonrpc: '2.0', id: rpc.id, result: { protocolVersion: rpc.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'hostile', version: '1' } } });
+    }
+    if (rpc.method === 'tools/list') return json(res, 200, { jsonrpc: '2.0', id: rpc.id, result: { tools: [{ name: 'get_products', inputSchema: { type: 'object' } }] } });
+    const tool = String(rpc.params?.name ?? '');
+    return answer(tool, replies.get(tool) ?? 'ok', req, res, (payload) =>
+      `{"jsonrpc":"2.0","id":${JSON.stringify(rpc.id)},"result":{"content":[{"type":"text","text":"products"}],"structuredContent":${payload}}}`,
+    );
+  });
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    maxOpen = Math.max(maxOpen, sockets.size);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    mcpUrl: `${origin}/mcp`,
+    a2aUrl: `${origin}/a2a`,
+    set: (tool, reply) => void replies.set(tool, reply),
+    openSockets: () => sockets.size,
+    maxOpenSockets: () => maxOpen,
+    dripping: () => dripping,
+    maxDripping: () => maxDripping,
+    closedDrips,
+    async waitForClosedDrips(n) {
+      while (closedDrips.length < n) await new Promise<void>((resolve) => waiters.push(resolve));
+    },
+    calls,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A product shaped like a real catalogue entry (about 700 bytes). */
+function product(i: number) {
+  return {
+    product_id: `prod_${i}`,
+    name: `Homepage takeover, slot ${i}`,
+    description: 'Premium display inventory on the publisher homepage, above the fold, all devices, brand-safe content only.',
+    publisher_properties: [{ publisher_domain: 'news.example', selection_type: 'all' }],
+    format_ids: [{ agent_url: 'https://creative.example/mcp', id: 'display_300x250' }],
+    delivery_type: 'guaranteed',
+    pricing_options: [{ pricing_option_id: 'cpm_usd_fixed', pricing_model: 'cpm', currency: 'USD', fixed_price: 10 + (i % 7) }],
+    reporting_capabilities: { available_reporting_frequencies: ['daily'], expected_delay_minutes: 240, timezone: 'UTC', supports_webhooks: false, available_metrics: ['impressions', 'spend', 'clicks'] },
+  };
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+async function readAll(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
