@@ -46,6 +46,23 @@ export const ConfigSchema = z.object({
   ADCP_ORCH_CALL_TIMEOUT_MS: intMs(30_000),
   /** How long POST /v1/operations waits for the first reply before answering 202 anyway. */
   ADCP_ORCH_SYNC_WAIT_MS: intMs(10_000),
+  /**
+   * The largest reply read from an agent, in bytes (src/adcp/reply-limit.ts says why 4 MiB). A
+   * larger one is not read: the call ends with `reply_too_large`. At least 64 KiB.
+   */
+  ADCP_ORCH_MAX_REPLY_BYTES: z.coerce
+    .number({ message: 'must be a number of bytes' })
+    .int('must be a whole number of bytes')
+    .min(65_536, 'must be at least 65536 (64 KiB)')
+    .max(1_073_741_824, 'must be at most 1073741824 (1 GiB)')
+    .default(4 * 1024 * 1024),
+  /**
+   * Calls to one agent running at once in this process (src/engine/agent-bulkheads.ts), so no
+   * agent holds more of our connections than this, however slowly it answers.
+   */
+  ADCP_ORCH_AGENT_MAX_CONCURRENT_CALLS: z.coerce.number().int().min(1).max(1_024).default(32),
+  /** Calls to one agent that may wait for a slot (each at most the call timeout); more are put off briefly. */
+  ADCP_ORCH_AGENT_MAX_QUEUED_CALLS: z.coerce.number().int().min(0).max(100_000).default(256),
   /** Polls of one task before it is marked stalled (then reconciled slowly). */
   ADCP_ORCH_MAX_POLLS: z.coerce.number().int().positive().default(2_000),
   /** Let webhook key discovery (jwks_uri, brand.json) reach loopback/private addresses: sandboxes and tests only. */

@@ -21,7 +21,10 @@ export function replyToObservation(reply: TaskReply): Omit<TaskObservation, 'sou
   };
 }
 
-/** Failures that say the agent itself is unwell (they count toward opening its breaker). */
+/**
+ * Failures that say the agent itself is unwell (they count toward opening its breaker).
+ * A reply too large to read is not one: the agent is up and answering.
+ */
 export function isAgentFailure(err: unknown): boolean {
   if (!(err instanceof AdcpTransportError)) return false;
   if (err.kind === 'network' || err.kind === 'timeout') return true;
