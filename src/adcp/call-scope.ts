@@ -23,6 +23,8 @@ export interface CallScope {
   tooLarge(err: ReplyTooLargeError): void;
   /** Its HTTP requests still running (headers or body still to come), kept by request-signal.ts. */
   requests: Set<AbortController>;
+  /** Reply bytes read so far for this call (a large reply is handled in steps: client.ts). */
+  replyBytes: number;
 }
 
 /** Aborts what is still running for a call that has ended (a reply stream the seller keeps open). */
@@ -61,6 +63,7 @@ export async function runInOwnScope<T>(signal: AbortSignal, maxReplyBytes: numbe
       own.abort(err);
     },
     requests: new Set(),
+    replyBytes: 0,
   };
   try {
     return await runInCallScope(scope, fn);

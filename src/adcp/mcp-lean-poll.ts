@@ -33,7 +33,7 @@ export class LeanMcpPoller {
   private nextId = 0;
 
   /** The tool's result, or undefined when the reply is anything but a plain success (see above). */
-  async call(url: URL, session: LeanSession, name: string, args: Record<string, unknown>, signal: AbortSignal, maxReplyBytes: number): Promise<McpToolResult | undefined> {
+  async call(url: URL, session: LeanSession, name: string, args: Record<string, unknown>, signal: AbortSignal, maxReplyBytes: number, onBytes?: (n: number) => void): Promise<McpToolResult | undefined> {
     // String ids: never the same as the SDK client's numeric ids on the same session.
     const id = `lean-${++this.nextId}`;
     const body = JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
@@ -46,6 +46,7 @@ export class LeanMcpPoller {
     if (session.sessionId) headers['mcp-session-id'] = session.sessionId;
     if (session.protocolVersion) headers['mcp-protocol-version'] = session.protocolVersion;
     const reply = await this.post(url, headers, body, signal, maxReplyBytes);
+    onBytes?.(reply.bytes);
     if (reply.status !== 200) return undefined;
     const message = responseFor(reply.contentType, reply.text, id);
     if (!message || !('result' in message)) return undefined;
@@ -59,7 +60,7 @@ export class LeanMcpPoller {
   }
 
   /** The abort of `signal` destroys the request, and with it the connection. */
-  private post(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal, maxReplyBytes: number): Promise<{ status: number; contentType: string; text: string }> {
+  private post(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal, maxReplyBytes: number): Promise<{ status: number; contentType: string; text: string; bytes: number }> {
     const secure = url.protocol === 'https:';
     const request = secure ? https.request : http.request;
     return new Promise((resolve, reject) => {
@@ -77,7 +78,7 @@ export class LeanMcpPoller {
           chunks.push(c);
         });
         res.on('error', reject);
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), text: Buffer.concat(chunks).toString('utf8'), bytes: size }));
       });
       req.on('error', reject);
       req.end(body);

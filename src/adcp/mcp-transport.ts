@@ -24,7 +24,7 @@ import { createHash } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { runInOwnScope } from './call-scope.js';
+import { currentCallScope, runInOwnScope } from './call-scope.js';
 import { readHttpFailure, type HttpFailure } from './http-failure.js';
 import { fetchWithRequestSignal, withBody } from './request-signal.js';
 import { ReplyTooLargeError } from './reply-limit.js';
@@ -212,7 +212,8 @@ export class McpTransport {
     try {
       const { sessionId, protocolVersion } = session.transport;
       const target = { sessionId, protocolVersion, headers: authHeaders(agent.authToken) };
-      return await lean.call(new URL(agent.url), target, name, args, signal, this.maxReplyBytes);
+      const scope = currentCallScope();
+      return await lean.call(new URL(agent.url), target, name, args, signal, this.maxReplyBytes, (n) => scope && (scope.replyBytes += n));
     } finally {
       session.inFlight--;
       if (session.retired && session.inFlight === 0) session.client.close().catch(() => {});

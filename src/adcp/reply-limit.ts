@@ -25,6 +25,8 @@ export class ReplyTooLargeError extends Error {
 export interface CountedBodyHooks {
   /** Bytes allowed; undefined: no cap. */
   limit?: number;
+  /** Each chunk's size, as it is read. */
+  onChunk?(bytes: number): void;
   /** The body was read to its end, cancelled or errored (called once). */
   onEnd(): void;
   /** The body passed `limit`: the caller closes the connection. Called before the stream errors. */
@@ -52,6 +54,7 @@ export function countedBody(source: ReadableStream<Uint8Array>, hooks: CountedBo
           return;
         }
         seen += chunk.value.byteLength;
+        hooks.onChunk?.(chunk.value.byteLength);
         if (hooks.limit !== undefined && seen > hooks.limit) {
           const err = new ReplyTooLargeError(hooks.limit);
           hooks.onTooLarge(err);

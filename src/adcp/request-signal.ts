@@ -104,6 +104,9 @@ export function fetchWithRequestSignal(base: Fetch = (input, init) => fetch(inpu
     }
     const body = countedBody(response.body, {
       limit: scope?.maxReplyBytes,
+      onChunk: (bytes) => {
+        if (scope) scope.replyBytes += bytes;
+      },
       onEnd: release,
       onTooLarge: (err) => {
         // Stop reading and close the connection, then end the call with the reason.

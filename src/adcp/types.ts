@@ -42,6 +42,11 @@ export interface TaskReply {
   timestamp?: number;
   /** The AdCP response payload (the task's data, envelope fields included). */
   data: Record<string, unknown>;
+  /**
+   * `data` as JSON text, set for a large reply (see client.ts), so that storing it does
+   * not serialise it again: each pass over a reply of megabytes is a long task of its own.
+   */
+  dataJson?: string;
   /** Present when the reply carries an AdCP error (errors[] / adcp_error / error). */
   error?: AdcpError;
   /** `replayed: true` from an idempotent replay. */

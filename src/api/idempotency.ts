@@ -9,6 +9,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Store } from '../store/index.js';
 import { IdempotencyKeyTaken, type KeyReservation, type Reservation } from '../store/idempotency-repo.js';
 import { ApiError } from './errors.js';
+import { JsonText, sendBody } from './present.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -144,10 +145,10 @@ async function reservedInWork(keyed: Keyed) {
 }
 
 async function storeAnswer({ store, tenantId, key, sealStored }: Keyed, answer: Answer): Promise<void> {
-  const stored = JSON.stringify(answer.body);
+  const stored = answer.body instanceof JsonText ? answer.body.text : JSON.stringify(answer.body);
   await store.idempotency.complete(tenantId, key, answer.statusCode, sealStored ? sealStored.seal(stored) : stored);
 }
 
 function send(reply: FastifyReply, answer: Answer) {
-  return reply.code(answer.statusCode).send(answer.body);
+  return sendBody(reply, answer.statusCode, answer.body);
 }

@@ -16,6 +16,7 @@ export function replyToObservation(reply: TaskReply): Omit<TaskObservation, 'sou
     message: reply.message,
     timestamp: reply.timestamp,
     data: reply.data,
+    dataJson: reply.dataJson,
     error: reply.error,
     a2a: reply.a2a,
   };

@@ -5,7 +5,9 @@
  * - `drip`: the status line and headers, then one byte every `dripEveryMs`, never
  *   ending (a seller that holds a connection open for as long as it likes);
  * - `{ bytes }`: a well-formed reply of about that many bytes (a `get_products`
- *   answer of many products), built once and sent at once;
+ *   answer of many products), built when set and sent in 64 KiB writes, each in a
+ *   turn of the event loop of its own (as a network would deliver it, and so that
+ *   this server, sharing the test's process, does not block it);
  * - `ok`: a small well-formed reply.
  *
  * It counts sockets (open now, most open at once) and reports each drip whose
@@ -43,7 +45,7 @@ export interface HostileSeller {
 export async function startHostileSeller(opts: { dripEveryMs?: number } = {}): Promise<HostileSeller> {
   const dripEveryMs = opts.dripEveryMs ?? 100;
   const replies = new Map<string, HostileReply>();
-  const payloads = new Map<number, string>();
+  const payloads = new Map<number, Buffer>();
   const sockets = new Set<Socket>();
   let maxOpen = 0;
   let dripping = 0;
@@ -53,7 +55,7 @@ export async function startHostileSeller(opts: { dripEveryMs?: number } = {}): P
   const waiters: Array<() => void> = [];
   let origin = '';
 
-  const products = (bytes: number): string => {
+  const products = (bytes: number): Buffer => {
     let text = payloads.get(bytes);
     if (!text) {
       const list: unknown[] = [];
@@ -63,7 +65,7 @@ export async function startHostileSeller(opts: { dripEveryMs?: number } = {}): P
         size += JSON.stringify(p).length + 1;
         list.push(p);
       }
-      text = JSON.stringify({ products: list });
+      text = Buffer.from(JSON.stringify({ products: list }));
       payloads.set(bytes, text);
     }
     return text;
@@ -84,13 +86,18 @@ export async function startHostileSeller(opts: { dripEveryMs?: number } = {}): P
     });
   };
 
-  const answer = (tool: string, reply: HostileReply, req: IncomingMessage, res: ServerResponse, wrap: (payload: string) => string) => {
+  /** The reply: `around` the payload (the JSON-RPC envelope before and after it). */
+  const answer = async (tool: string, reply: HostileReply, req: IncomingMessage, res: ServerResponse, around: [string, string]) => {
     calls.push(tool);
     if (reply === 'drip') return drip(tool, req, res);
-    const payload = reply === 'ok' ? JSON.stringify({ products: [product(0)] }) : products(reply.bytes);
-    const body = wrap(payload);
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-    res.end(body);
+    const payload = reply === 'ok' ? Buffer.from(JSON.stringify({ products: [product(0)] })) : products(reply.bytes);
+    const body = Buffer.concat([Buffer.from(around[0]), payload, Buffer.from(around[1])]);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
+    for (let at = 0; at < body.length && !res.destroyed; at += CHUNK) {
+      if (!res.write(body.subarray(at, at + CHUNK))) await new Promise((resolve) => res.once('drain', resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    res.end();
   };
 
   const server: Server = createServer(async (req, res) => {
@@ -103,9 +110,10 @@ export async function startHostileSeller(opts: { dripEveryMs?: number } = {}): P
     const rpc = JSON.parse(await readAll(req)) as { id?: unknown; method?: string; params?: any };
     if (path === '/a2a') {
       const tool = String(rpc.params?.message?.parts?.find((p: any) => p?.kind === 'data')?.data?.skill ?? '');
-      return answer(tool, replies.get(tool) ?? 'ok', req, res, (payload) =>
-        `{"jsonrpc":"2.0","id":${JSON.stringify(rpc.id)},"result":{"kind":"task","id":"t1","contextId":"c1","status":{"state":"completed"},"artifacts":[{"artifactId":"a1","parts":[{"kind":"data","data":${payload}}]}]}}`,
-      );
+      return answer(tool, replies.get(tool) ?? 'ok', req, res, [
+        `{"jsonrpc":"2.0","id":${JSON.stringify(rpc.id)},"result":{"kind":"task","id":"t1","contextId":"c1","status":{"state":"completed"},"artifacts":[{"artifactId":"a1","parts":[{"kind":"data","data":`,
+        '}]}]}}',
+      ]);
     }
     // MCP, stateless: no session id, JSON replies.
     if (rpc.id === undefined) return void res.writeHead(202).end();
@@ -114,9 +122,7 @@ export async function startHostileSeller(opts: { dripEveryMs?: number } = {}): P
     }
     if (rpc.method === 'tools/list') return json(res, 200, { jsonrpc: '2.0', id: rpc.id, result: { tools: [{ name: 'get_products', inputSchema: { type: 'object' } }] } });
     const tool = String(rpc.params?.name ?? '');
-    return answer(tool, replies.get(tool) ?? 'ok', req, res, (payload) =>
-      `{"jsonrpc":"2.0","id":${JSON.stringify(rpc.id)},"result":{"content":[{"type":"text","text":"products"}],"structuredContent":${payload}}}`,
-    );
+    return answer(tool, replies.get(tool) ?? 'ok', req, res, [`{"jsonrpc":"2.0","id":${JSON.stringify(rpc.id)},"result":{"content":[{"type":"text","text":"products"}],"structuredContent":`, '}}']);
   });
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
@@ -128,7 +134,10 @@ export async function startHostileSeller(opts: { dripEveryMs?: number } = {}): P
   return {
     mcpUrl: `${origin}/mcp`,
     a2aUrl: `${origin}/a2a`,
-    set: (tool, reply) => void replies.set(tool, reply),
+    set: (tool, reply) => {
+      if (typeof reply === 'object') products(reply.bytes);
+      replies.set(tool, reply);
+    },
     openSockets: () => sockets.size,
     maxOpenSockets: () => maxOpen,
     dripping: () => dripping,
@@ -145,6 +154,8 @@ export async function startHostileSeller(opts: { dripEveryMs?: number } = {}): P
       }),
   };
 }
+
+const CHUNK = 64 * 1024;
 
 /** A product shaped like a real catalogue entry (about 700 bytes). */
 function product(i: number) {

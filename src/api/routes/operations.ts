@@ -10,7 +10,7 @@ import type { Store } from '../../store/index.js';
 import { actorOf, requireApiKey, requireRole, tenantOf } from '../auth.js';
 import { ApiError } from '../errors.js';
 import { idempotent } from '../idempotency.js';
-import { presentOperation } from '../present.js';
+import { operationAnswer, presentOperation, sendBody } from '../present.js';
 
 const WebhookMode = z.enum(['rfc9421', 'hmac', 'bearer', 'none']);
 /** AdCP spec, governance: the governance agent and plan a spend is checked against before it is sent. */
@@ -117,7 +117,7 @@ export function operationRoutes(app: FastifyInstance, deps: { store: Store; oper
         ...(governance ? { governance } : {}),
         ...(reservation ? { reservation } : {}),
       });
-      return { statusCode: 202, body: presentOperation(row) };
+      return { statusCode: 202, body: operationAnswer(row) };
     }, { reserveInWork: true });
   };
 
@@ -151,9 +151,9 @@ export function operationRoutes(app: FastifyInstance, deps: { store: Store; oper
     };
   });
 
-  r.get('/v1/operations/:id', { schema: { params: IdParams, tags: ['operations'], summary: 'Show an operation with its events' }, preHandler: asViewer }, async (req) => {
+  r.get('/v1/operations/:id', { schema: { params: IdParams, tags: ['operations'], summary: 'Show an operation with its events' }, preHandler: asViewer }, async (req, reply) => {
     const row = await deps.store.operations.getForTenant(tenantOf(req).id, req.params.id);
     if (!row) throw new ApiError(404, 'operation_not_found', `operation ${req.params.id} not found`);
-    return presentOperation(row, await deps.store.operations.events(row.id));
+    return sendBody(reply, 200, operationAnswer(row, await deps.store.operations.events(row.id)));
   });
 }
