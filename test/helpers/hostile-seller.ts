@@ -9,9 +9,10 @@
  *   turn of the event loop of its own (as a network would deliver it, and so that
  *   this server, sharing the test's process, does not block it);
  * - `ok`: a small well-formed reply.
+ * The MCP handshake (`initialize`) and the A2A agent card can be set to `drip` too.
  *
- * It counts sockets (open now, most open at once) and reports each drip whose
- * socket the buyer closed, so a test can prove a call given up on is hung up on.
+ * It counts sockets (open now, most open at once), reports each drip whose socket
+ * the buyer closed, and each large reply the buyer hung up on before its end.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -23,7 +24,7 @@ export interface HostileSeller {
   mcpUrl: string;
   /** The A2A base URL (its card at /.well-known/agent-card.json). */
   a2aUrl: string;
-  /** What calls of `tool` get from now on (default `ok`). */
+  /** What calls of `tool` get from now on (default `ok`); `initialize` and `agent-card` name the handshakes. */
   set(tool: string, reply: HostileReply): void;
   /** Sockets open now. */
   openSockets(): number;
@@ -37,10 +38,14 @@ export interface HostileSeller {
   closedDrips: Array<{ tool: string; openMs: number }>;
   /** Resolves once `n` drips have ended (closed by the buyer). */
   waitForClosedDrips(n: number): Promise<void>;
-  /** Tool calls received, in order. */
-  calls: string[];
+  /** Large replies whose connection the buyer closed before the reply's end. */
+  cutReplies: Array<{ tool: string; sentBytes: number; totalBytes: number }>;
+  /** Tool calls received, in order, with their arguments. */
+  calls: Array<{ tool: string; args: Record<string, unknown> }>;
   close(): Promise<void>;
 }
+
+const CHUNK = 64 * 1024;
 
 export async function startHostileSeller(opts: { dripEveryMs?: number } = {}): Promise<HostileSeller> {
   const dripEveryMs = opts.dripEveryMs ?? 100;
@@ -51,7 +56,8 @@ export async function startHostileSeller(opts: { dripEveryMs?: number } = {}): P
   let dripping = 0;
   let maxDripping = 0;
   const closedDrips: HostileSeller['closedDrips'] = [];
-  const calls: string[] = [];
+  const cutReplies: HostileSeller['cutReplies'] = [];
+  const calls: HostileSeller['calls'] = [];
   const waiters: Array<() => void> = [];
   let origin = '';
 
@@ -59,8 +65,7 @@ export async function startHostileSeller(opts: { dripEveryMs?: number } = {}): P
     let text = payloads.get(bytes);
     if (!text) {
       const list: unknown[] = [];
-      let size = 0;
-      for (let i = 0; size < bytes; i++) {
+      for (let i = 0, size = 0; size < bytes; i++) {
         const p = product(i);
         size += JSON.stringify(p).length + 1;
         list.push(p);
@@ -76,7 +81,7 @@ export async function startHostileSeller(opts: { dripEveryMs?: number } = {}): P
     dripping++;
     maxDripping = Math.max(maxDripping, dripping);
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.write('{"jsonrpc":"2.0",');
+    res.write('{');
     const timer = setInterval(() => res.write(' '), dripEveryMs);
     req.socket.once('close', () => {
       clearInterval(timer);
@@ -86,43 +91,48 @@ export async function startHostileSeller(opts: { dripEveryMs?: number } = {}): P
     });
   };
 
-  /** The reply: `around` the payload (the JSON-RPC envelope before and after it). */
-  const answer = async (tool: string, reply: HostileReply, req: IncomingMessage, res: ServerResponse, around: [string, string]) => {
-    calls.push(tool);
+  /** The reply: the payload inside `around` (the JSON-RPC envelope before and after it). */
+  const answer = async (tool: string, res: ServerResponse, req: IncomingMessage, around: [string, string], payload?: Buffer) => {
+    const reply = replies.get(tool) ?? 'ok';
     if (reply === 'drip') return drip(tool, req, res);
-    const payload = reply === 'ok' ? Buffer.from(JSON.stringify({ products: [product(0)] })) : products(reply.bytes);
-    const body = Buffer.concat([Buffer.from(around[0]), payload, Buffer.from(around[1])]);
+    const data = payload ?? (reply === 'ok' ? Buffer.from(JSON.stringify({ products: [product(0)] })) : products(reply.bytes));
+    const body = Buffer.concat([Buffer.from(around[0]), data, Buffer.from(around[1])]);
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
-    for (let at = 0; at < body.length && !res.destroyed; at += CHUNK) {
-      if (!res.write(body.subarray(at, at + CHUNK))) await new Promise((resolve) => res.once('drain', resolve));
+    let sent = 0;
+    for (; sent < body.length && !res.destroyed; sent += CHUNK) {
+      if (!res.write(body.subarray(sent, sent + CHUNK))) await drained(res);
       await new Promise((resolve) => setImmediate(resolve));
     }
-    res.end();
+    if (res.destroyed) cutReplies.push({ tool, sentBytes: Math.min(sent, body.length), totalBytes: body.length });
+    else res.end();
   };
 
   const server: Server = createServer(async (req, res) => {
     const path = new URL(req.url ?? '/', origin).pathname;
     if (req.method === 'GET' && path.endsWith('/agent-card.json')) {
       const card = { name: 'hostile', url: `${origin}/a2a`, version: '1', protocolVersion: '0.3.0', skills: [{ id: 'get_products', name: 'get_products' }] };
-      return json(res, 200, card);
+      return answer('agent-card', res, req, ['', ''], Buffer.from(JSON.stringify(card)));
     }
     if (req.method !== 'POST') return json(res, 405, { error: 'method not allowed' });
     const rpc = JSON.parse(await readAll(req)) as { id?: unknown; method?: string; params?: any };
+    const id = JSON.stringify(rpc.id);
     if (path === '/a2a') {
-      const tool = String(rpc.params?.message?.parts?.find((p: any) => p?.kind === 'data')?.data?.skill ?? '');
-      return answer(tool, replies.get(tool) ?? 'ok', req, res, [
-        `{"jsonrpc":"2.0","id":${JSON.stringify(rpc.id)},"result":{"kind":"task","id":"t1","contextId":"c1","status":{"state":"completed"},"artifacts":[{"artifactId":"a1","parts":[{"kind":"data","data":`,
-        '}]}]}}',
-      ]);
+      const data = rpc.params?.message?.parts?.find((p: any) => p?.kind === 'data')?.data ?? {};
+      const tool = String(data.skill ?? '');
+      calls.push({ tool, args: data.input ?? {} });
+      const task = `{"jsonrpc":"2.0","id":${id},"result":{"kind":"task","id":"t1","contextId":"c1","status":{"state":"completed"},"artifacts":[{"artifactId":"a1","parts":[{"kind":"data","data":`;
+      return answer(tool, res, req, [task, '}]}]}}']);
     }
     // MCP, stateless: no session id, JSON replies.
     if (rpc.id === undefined) return void res.writeHead(202).end();
     if (rpc.method === 'initialize') {
-      return json(res, 200, { jsonrpc: '2.0', id: rpc.id, result: { protocolVersion: rpc.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'hostile', version: '1' } } });
+      const hello = { protocolVersion: rpc.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'hostile', version: '1' } };
+      return answer('initialize', res, req, [`{"jsonrpc":"2.0","id":${id},"result":`, '}'], Buffer.from(JSON.stringify(hello)));
     }
     if (rpc.method === 'tools/list') return json(res, 200, { jsonrpc: '2.0', id: rpc.id, result: { tools: [{ name: 'get_products', inputSchema: { type: 'object' } }] } });
     const tool = String(rpc.params?.name ?? '');
-    return answer(tool, replies.get(tool) ?? 'ok', req, res, [`{"jsonrpc":"2.0","id":${JSON.stringify(rpc.id)},"result":{"content":[{"type":"text","text":"products"}],"structuredContent":`, '}}']);
+    calls.push({ tool, args: rpc.params?.arguments ?? {} });
+    return answer(tool, res, req, [`{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"products"}],"structuredContent":`, '}}']);
   });
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
@@ -146,6 +156,7 @@ export async function startHostileSeller(opts: { dripEveryMs?: number } = {}): P
     async waitForClosedDrips(n) {
       while (closedDrips.length < n) await new Promise<void>((resolve) => waiters.push(resolve));
     },
+    cutReplies,
     calls,
     close: () =>
       new Promise<void>((resolve) => {
@@ -154,8 +165,6 @@ export async function startHostileSeller(opts: { dripEveryMs?: number } = {}): P
       }),
   };
 }
-
-const CHUNK = 64 * 1024;
 
 /** A product shaped like a real catalogue entry (about 700 bytes). */
 function product(i: number) {
@@ -169,6 +178,17 @@ function product(i: number) {
     pricing_options: [{ pricing_option_id: 'cpm_usd_fixed', pricing_model: 'cpm', currency: 'USD', fixed_price: 10 + (i % 7) }],
     reporting_capabilities: { available_reporting_frequencies: ['daily'], expected_delay_minutes: 240, timezone: 'UTC', supports_webhooks: false, available_metrics: ['impressions', 'spend', 'clicks'] },
   };
+}
+
+/** Resolves when the response can take more, or is closed. */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done).off('close', done);
+      resolve();
+    };
+    res.on('drain', done).on('close', done);
+  });
 }
 
 function json(res: ServerResponse, status: number, body: unknown): void {
