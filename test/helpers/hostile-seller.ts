@@ -11,13 +11,38 @@
  * - `ok`: a small well-formed reply.
  * The MCP handshake (`initialize`) and the A2A agent card can be set to `drip` too.
  *
- * It counts sockets (open now, most open at once), reports each drip whose socket
+ * It keeps when each socket and each drip was open, reports each drip whose socket
  * the buyer closed, and each large reply the buyer hung up on before its end.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
 export type HostileReply = 'drip' | 'ok' | { bytes: number };
+
+export interface Span {
+  openedAt: number;
+  closedAt?: number;
+}
+
+/**
+ * The most spans open at once, each taken to end `graceMs` before it was seen to close:
+ * a socket the buyer closed is seen closed here a moment later (this server reads the
+ * close in a later turn of the event loop), by which time the buyer may have opened the
+ * next one. A socket left open (never closed) counts for as long as it is.
+ */
+export function mostAtOnce(spans: Span[], graceMs: number, now = Date.now()): number {
+  const edges: Array<[number, number]> = [];
+  for (const span of spans) {
+    const end = span.closedAt === undefined ? now : span.closedAt - graceMs;
+    if (end <= span.openedAt) continue;
+    edges.push([span.openedAt, 1], [end, -1]);
+  }
+  edges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let open = 0;
+  let most = 0;
+  for (const [, delta] of edges) most = Math.max(most, (open += delta));
+  return most;
+}
 
 export interface HostileSeller {
   /** The MCP endpoint. */
@@ -28,12 +53,12 @@ export interface HostileSeller {
   set(tool: string, reply: HostileReply): void;
   /** Sockets open now. */
   openSockets(): number;
-  /** The most sockets open at once so far. */
-  maxOpenSockets(): number;
   /** Drips going on now (their sockets still open). */
   dripping(): number;
-  /** The most drips at once so far. */
-  maxDripping(): number;
+  /** When each socket was open (closedAt unset while it is). */
+  socketSpans: Span[];
+  /** When each drip went on (closedAt unset while it does). */
+  dripSpans: Span[];
   /** Each drip that ended, with how long its socket stayed open. */
   closedDrips: Array<{ tool: string; openMs: number }>;
   /** Resolves once `n` drips have ended (closed by the buyer). */
@@ -52,9 +77,9 @@ export async function startHostileSeller(opts: { dripEveryMs?: number } = {}): P
   const replies = new Map<string, HostileReply>();
   const payloads = new Map<number, Buffer>();
   const sockets = new Set<Socket>();
-  let maxOpen = 0;
+  const socketSpans: Span[] = [];
+  const dripSpans: Span[] = [];
   let dripping = 0;
-  let maxDripping = 0;
   const closedDrips: HostileSeller['closedDrips'] = [];
   const cutReplies: HostileSeller['cutReplies'] = [];
   const calls: HostileSeller['calls'] = [];
@@ -78,13 +103,15 @@ export async function startHostileSeller(opts: { dripEveryMs?: number } = {}): P
 
   const drip = (tool: string, req: IncomingMessage, res: ServerResponse) => {
     const started = Date.now();
+    const span: Span = { openedAt: started };
+    dripSpans.push(span);
     dripping++;
-    maxDripping = Math.max(maxDripping, dripping);
     res.writeHead(200, { 'content-type': 'application/json' });
     res.write('{');
     const timer = setInterval(() => res.write(' '), dripEveryMs);
     req.socket.once('close', () => {
       clearInterval(timer);
+      span.closedAt = Date.now();
       dripping--;
       closedDrips.push({ tool, openMs: Date.now() - started });
       for (const w of waiters.splice(0)) w();
@@ -135,9 +162,13 @@ export async function startHostileSeller(opts: { dripEveryMs?: number } = {}): P
     return answer(tool, res, req, [`{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"products"}],"structuredContent":`, '}}']);
   });
   server.on('connection', (socket: Socket) => {
+    const span: Span = { openedAt: Date.now() };
+    socketSpans.push(span);
     sockets.add(socket);
-    maxOpen = Math.max(maxOpen, sockets.size);
-    socket.once('close', () => sockets.delete(socket));
+    socket.once('close', () => {
+      span.closedAt = Date.now();
+      sockets.delete(socket);
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -149,9 +180,9 @@ export async function startHostileSeller(opts: { dripEveryMs?: number } = {}): P
       replies.set(tool, reply);
     },
     openSockets: () => sockets.size,
-    maxOpenSockets: () => maxOpen,
     dripping: () => dripping,
-    maxDripping: () => maxDripping,
+    socketSpans,
+    dripSpans,
     closedDrips,
     async waitForClosedDrips(n) {
       while (closedDrips.length < n) await new Promise<void>((resolve) => waiters.push(resolve));
