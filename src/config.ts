@@ -11,6 +11,14 @@ const intMs = (def: number) =>
     .nonnegative('must not be negative')
     .default(def);
 
+const count = (min: number, max: number, def: number) =>
+  z.coerce
+    .number({ message: 'must be a number' })
+    .int('must be a whole number')
+    .min(min, `must be at least ${min}`)
+    .max(max, `must be at most ${max}`)
+    .default(def);
+
 const databaseUrl = z
   .string()
   .default('sqlite:./data/orchestrator.db')
@@ -60,9 +68,9 @@ export const ConfigSchema = z.object({
    * Calls to one agent running at once in this process (src/engine/agent-bulkheads.ts), so no
    * agent holds more of our connections than this, however slowly it answers.
    */
-  ADCP_ORCH_AGENT_MAX_CONCURRENT_CALLS: z.coerce.number().int().min(1).max(1_024).default(32),
+  ADCP_ORCH_AGENT_MAX_CONCURRENT_CALLS: count(1, 1_024, 32),
   /** Calls to one agent that may wait for a slot (each at most the call timeout); more are put off briefly. */
-  ADCP_ORCH_AGENT_MAX_QUEUED_CALLS: z.coerce.number().int().min(0).max(100_000).default(256),
+  ADCP_ORCH_AGENT_MAX_QUEUED_CALLS: count(0, 100_000, 256),
   /** Polls of one task before it is marked stalled (then reconciled slowly). */
   ADCP_ORCH_MAX_POLLS: z.coerce.number().int().positive().default(2_000),
   /** Let webhook key discovery (jwks_uri, brand.json) reach loopback/private addresses: sandboxes and tests only. */
