@@ -25,15 +25,13 @@ export interface Span {
 }
 
 /**
- * The most spans open at once, each taken to end `graceMs` before it was seen to close:
- * a socket the buyer closed is seen closed here a moment later (this server reads the
- * close in a later turn of the event loop), by which time the buyer may have opened the
- * next one. A socket left open (never closed) counts for as long as it is.
+ * The most spans open at once, each ending where `endOf` says (by default when it was
+ * seen to close, or now while it is open).
  */
-export function mostAtOnce(spans: Span[], graceMs: number, now = Date.now()): number {
+export function mostAtOnce(spans: Span[], endOf: (span: Span) => number = (s) => s.closedAt ?? Date.now()): number {
   const edges: Array<[number, number]> = [];
   for (const span of spans) {
-    const end = span.closedAt === undefined ? now : span.closedAt - graceMs;
+    const end = endOf(span);
     if (end <= span.openedAt) continue;
     edges.push([span.openedAt, 1], [end, -1]);
   }

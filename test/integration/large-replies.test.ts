@@ -104,7 +104,7 @@ describe('an 8 MB reply below the cap', () => {
     // ... and read whole from the API.
     const shown = await orch.api('GET', completed.data.operation.result.$omitted.href);
     expect(shown.body.result.products.length).toBeGreaterThan(10_000);
-    expect(shown.body.events.map((e: any) => e.to)).toEqual(['requested', 'calling_adcp', 'completed']);
+    expect(shown.body.status).toBe('completed');
   });
 });
 

@@ -11,9 +11,9 @@ import { eventually, startOrchestrator, type TestOrchestrator } from '../helpers
 
 const CALL_TIMEOUT_MS = 800;
 const BOUND = 2;
-const OPERATIONS = 6;
-/** How much later than we close a socket the seller may see it closed (same process, a later turn). */
-const CLOSE_SEEN_MS = 100;
+const OPERATIONS = 8;
+/** How soon after a call's deadline the seller must see its socket close. */
+const HANG_UP_SLACK_MS = 1_000;
 
 let seller: HostileSeller | undefined;
 let orch: TestOrchestrator | undefined;
@@ -52,15 +52,21 @@ describe.each(['mcp', 'a2a'] as const)('a dripping seller over %s', (protocol) =
     await eventually(async () => (new Set(s.calls.map((c) => c.args.brief)).size === OPERATIONS ? true : undefined), 30_000);
     await s.waitForClosedDrips(OPERATIONS + BOUND);
 
-    // Each call was hung up on at its deadline, not left to drip.
-    for (const drip of s.closedDrips) expect(drip.openMs).toBeLessThan(CALL_TIMEOUT_MS + 1_000);
+    // Each call was hung up on at its deadline, not left to drip (the seller sees the close a
+    // moment later: it reads it in a later turn of the event loop, slower on a loaded machine).
+    for (const drip of s.closedDrips) expect(drip.openMs).toBeLessThan(CALL_TIMEOUT_MS + HANG_UP_SLACK_MS);
     expect(s.calls.length).toBeGreaterThan(OPERATIONS);
-    // Never more calls at once than the bound, and so never more sockets than the bound plus
-    // the idle keep-alive ones of the handshake (MCP: initialize, then the session's GET
-    // beside the first call; A2A: the agent card). A socket counts until a moment before
-    // the seller saw it close (see mostAtOnce).
-    expect(mostAtOnce(s.dripSpans, CLOSE_SEEN_MS)).toBe(BOUND);
-    expect(mostAtOnce(s.socketSpans, CLOSE_SEEN_MS)).toBeLessThanOrEqual(BOUND + 2);
+    // The bound is reached, never more calls run at once (the bulkhead's own test shows that
+    // exactly), and the seller never holds more of our sockets than that: the bound, plus for
+    // each slot the socket of the call just given up on if the seller has not yet read its
+    // close when the next call arrives (it reads it in a later turn of its event loop, later
+    // still on a loaded machine), plus the idle keep-alive ones of the handshake (MCP:
+    // initialize, then the session's GET beside the first call; A2A: the agent card).
+    // Without the bulkhead all the operations drip at once; without hanging up, ever more.
+    expect(mostAtOnce(s.dripSpans)).toBeGreaterThanOrEqual(BOUND);
+    expect(mostAtOnce(s.dripSpans)).toBeLessThanOrEqual(2 * BOUND);
+    expect(mostAtOnce(s.socketSpans)).toBeLessThanOrEqual(2 * BOUND + 2);
+    expect(s.dripping()).toBeLessThanOrEqual(2 * BOUND);
 
     // Nothing lost: every operation still waits to be sent again, on its durable timer.
     for (const id of ids) {
