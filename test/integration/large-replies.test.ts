@@ -64,9 +64,9 @@ describe('an 8 MB reply below the cap', () => {
     const big = await orch.registerAgent({ name: 'big', url: hostile.mcpUrl });
     const small = await orch.registerAgent({ name: 'small', url: other.url });
 
-    // The floor: the longer of the two steps no design can split, timed on this machine now.
-    const floor = await floorOf(REPLY.bytes);
-    const floorMs = Math.max(floor.parseMs, floor.writeMs);
+    // The floor: the longer of the two steps no design can split, timed on this machine just
+    // before and just after (the load of a shared machine comes and goes).
+    const before = await floorOf(REPLY.bytes);
     const delay = monitorEventLoopDelay({ resolution: 10 });
     delay.enable();
     let id = '';
@@ -80,6 +80,9 @@ describe('an 8 MB reply below the cap', () => {
     expect(await end).toBe('completed');
     const bought = await Promise.all(buys.map((b) => waitForStatus(orch!, b, ['completed', 'failed', 'unknown'])));
     delay.disable();
+    const after = await floorOf(REPLY.bytes);
+    const floor = { parseMs: Math.max(before.parseMs, after.parseMs), writeMs: Math.max(before.writeMs, after.writeMs) };
+    const floorMs = Math.max(floor.parseMs, floor.writeMs);
 
     const p99 = delay.percentile(99) / 1e6;
     // 100 ms, as long as the machine can do one step in half that; else twice the longer step
