@@ -85,10 +85,11 @@ describe('an 8 MB reply below the cap', () => {
     const floorMs = Math.max(floor.parseMs, floor.writeMs);
 
     const p99 = delay.percentile(99) / 1e6;
-    // 100 ms, as long as the machine can do one step in half that; else twice the longer step
-    // (GC and the scheduler's noise land on top of it). Doing two of them in one task, as a
-    // whole reply's processing did, is over that either way.
-    const bound = Math.max(100, 2 * floorMs);
+    // 100 ms, as long as the machine can do one step in a third of that; else three times the
+    // longer step (GC, and a shared machine's load coming and going, land on top of it). The
+    // reply's passes all in one task, as before (parse, serialise, write, then the
+    // notification's parse, serialise and write again), are over that either way.
+    const bound = Math.max(100, 3 * floorMs);
     const figures = `p99 ${p99.toFixed(0)} ms, max ${(delay.max / 1e6).toFixed(0)} ms; one parse ${floor.parseMs.toFixed(0)} ms, one durable write ${floor.writeMs.toFixed(0)} ms`;
     expect(p99, `event-loop delay: ${figures}`).toBeLessThan(bound);
     for (const buy of bought) {
