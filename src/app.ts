@@ -16,6 +16,7 @@ import { systemClock, type Clock } from './engine/clock.js';
 import { Metrics } from './engine/metrics.js';
 import { isAgentFailure, OperationService } from './engine/operation-service.js';
 import { AgentBreakers } from './engine/breakers.js';
+import { AgentBulkheads } from './engine/agent-bulkheads.js';
 import { Scheduler } from './engine/scheduler.js';
 import { AnswerDelivery } from './engine/answer-delivery.js';
 import { AnswerService } from './engine/answer-service.js';
@@ -114,10 +115,17 @@ export async function createApp(opts: AppOptions): Promise<App> {
   outage = new DatabaseOutage(logger, metrics, clock);
   const stranded = new StrandedLeases(store, instanceId, outage, clock, logger);
   const bus = new ChangeBus();
-  const adcp = opts.adcp ?? createAdcpClient();
+  const adcp = opts.adcp ?? createAdcpClient({ maxReplyBytes: config.ADCP_ORCH_MAX_REPLY_BYTES });
+  const bulkheads = new AgentBulkheads({
+    maxConcurrent: config.ADCP_ORCH_AGENT_MAX_CONCURRENT_CALLS,
+    maxQueued: config.ADCP_ORCH_AGENT_MAX_QUEUED_CALLS,
+    // A claimed row's lease covers this wait and the call (OperationService.leaseMs).
+    maxWaitMs: config.ADCP_ORCH_CALL_TIMEOUT_MS,
+  });
   const breakers = new AgentBreakers(
     { threshold: config.ADCP_ORCH_BREAKER_THRESHOLD, halfOpenAfterMs: config.ADCP_ORCH_BREAKER_HALF_OPEN_MS, isFailure: isAgentFailure },
     metrics.circuitState,
+    bulkheads,
   );
   const inputTimers = new InputTimers({ store, bus, metrics, clock, log: logger, reminders: { firstAfterMs: config.ADCP_ORCH_INPUT_REMINDER_MS } });
   const operations = new OperationService(store, adcp, secrets, bus, metrics, clock, logger, {

@@ -11,6 +11,14 @@ const intMs = (def: number) =>
     .nonnegative('must not be negative')
     .default(def);
 
+const count = (min: number, max: number, def: number) =>
+  z.coerce
+    .number({ message: 'must be a number' })
+    .int('must be a whole number')
+    .min(min, `must be at least ${min}`)
+    .max(max, `must be at most ${max}`)
+    .default(def);
+
 const databaseUrl = z
   .string()
   .default('sqlite:./data/orchestrator.db')
@@ -52,6 +60,23 @@ export const ConfigSchema = z.object({
    * stands (the caller then follows it with wait_for_operation). At most 20 s.
    */
   ADCP_ORCH_MCP_WAIT_MS: intMs(20_000).pipe(z.number().max(20_000, 'must be at most 20000 (20 s)')),
+  /**
+   * The largest reply read from an agent, in bytes (src/adcp/reply-limit.ts says why 4 MiB). A
+   * larger one is not read: the call ends with `reply_too_large`. At least 64 KiB.
+   */
+  ADCP_ORCH_MAX_REPLY_BYTES: z.coerce
+    .number({ message: 'must be a number of bytes' })
+    .int('must be a whole number of bytes')
+    .min(65_536, 'must be at least 65536 (64 KiB)')
+    .max(1_073_741_824, 'must be at most 1073741824 (1 GiB)')
+    .default(4 * 1024 * 1024),
+  /**
+   * Calls to one agent running at once in this process (src/engine/agent-bulkheads.ts), so no
+   * agent holds more of our connections than this, however slowly it answers.
+   */
+  ADCP_ORCH_AGENT_MAX_CONCURRENT_CALLS: count(1, 1_024, 32),
+  /** Calls to one agent that may wait for a slot (each at most the call timeout); more are put off briefly. */
+  ADCP_ORCH_AGENT_MAX_QUEUED_CALLS: count(0, 100_000, 256),
   /** Polls of one task before it is marked stalled (then reconciled slowly). */
   ADCP_ORCH_MAX_POLLS: z.coerce.number().int().positive().default(2_000),
   /** Let webhook key discovery (jwks_uri, brand.json) reach loopback/private addresses: sandboxes and tests only. */

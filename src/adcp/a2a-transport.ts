@@ -8,10 +8,17 @@
  * takes no AbortSignal; and it sends the pre-profile DataPart
  * `{skill, parameters}` where the AdCP A2A profile v3 says `{skill, input}`
  * (the SDK's own server accepts both). The request is small enough to own.
+ *
+ * Requests go through the scoped fetch (request-signal.ts): the call's deadline
+ * closes the connection, and a reply is read only up to the cap on reply size. The
+ * agent card is fetched once for all the calls waiting on it (shared-attempt.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { isJsonObject, nonEmptyString, type JsonObject } from './json.js';
+import { runInOwnScope } from './call-scope.js';
 import { readHttpFailure } from './http-failure.js';
+import { fetchWithRequestSignal } from './request-signal.js';
+import { SharedAttempt } from './shared-attempt.js';
 import { HttpStatusFailure, JsonRpcFailure } from './transport-error.js';
 import { AdcpTransportError, type AgentEndpoint } from './types.js';
 
@@ -35,6 +42,9 @@ interface Card {
 
 const CARD_PATHS = ['/.well-known/agent-card.json', '/.well-known/agent.json'];
 
+/** Each request tied to the call it is made for, its reply counted against the cap. */
+const scopedFetch = fetchWithRequestSignal();
+
 /** Card URLs to try: the URL itself if it names a card, else the well-known paths under it, then under its origin. */
 export function cardUrls(agentUrl: string): string[] {
   if (/\/\.well-known\/agent(-card)?\.json$/i.test(agentUrl)) return [agentUrl];
@@ -57,25 +67,32 @@ function headersFor(agent: AgentEndpoint, target: string): Record<string, string
 }
 
 export class A2aTransport {
-  private readonly cards = new Map<string, Promise<Card>>();
+  private readonly cards = new Map<string, SharedAttempt<Card>>();
+
+  constructor(private readonly opts: { maxReplyBytes: number }) {}
 
   private card(agent: AgentEndpoint, signal: AbortSignal): Promise<Card> {
     let pending = this.cards.get(agent.url);
     if (!pending) {
-      pending = this.discover(agent, signal);
-      pending.catch(() => this.cards.delete(agent.url));
-      this.cards.set(agent.url, pending);
+      // In a scope of its own: the card is shared by every call waiting on it.
+      const created = new SharedAttempt((own) => runInOwnScope(own, this.opts.maxReplyBytes, () => this.readCard(agent)));
+      created.promise.catch(() => {
+        if (this.cards.get(agent.url) === created) this.cards.delete(agent.url);
+      });
+      this.cards.set(agent.url, created);
+      pending = created;
     }
-    return pending;
+    return pending.join(signal);
   }
 
-  private async discover(agent: AgentEndpoint, signal: AbortSignal): Promise<Card> {
+  private async readCard(agent: AgentEndpoint): Promise<Card> {
     let lastStatus: number | undefined;
     for (const url of cardUrls(agent.url)) {
-      const response = await fetch(url, { headers: headersFor(agent, url), signal });
+      const response = await scopedFetch(url, { headers: headersFor(agent, url) });
       if (!response.ok) {
         lastStatus = response.status;
-        if (response.status === 401 || response.status === 403) throw new HttpStatusFailure(await readHttpFailure(response));
+        const failure = await readHttpFailure(response);
+        if (response.status === 401 || response.status === 403) throw new HttpStatusFailure(failure);
         continue;
       }
       const card: unknown = await response.json();
@@ -124,7 +141,7 @@ export class A2aTransport {
         },
       },
     };
-    const response = await fetch(endpoint, {
+    const response = await scopedFetch(endpoint, {
       method: 'POST',
       headers: headersFor(agent, endpoint),
       body: JSON.stringify(body),

@@ -1,11 +1,16 @@
 /**
  * createAdcpClient(): the AdcpClient the rest of the orchestrator uses.
  *
- * Every call runs under one deadline (AbortSignal); whatever keeps us from an
- * AdCP reply becomes an AdcpTransportError (see transport-error.ts), and every
- * reply is classified from its raw payload (see classify.ts).
+ * Every call runs under one deadline (AbortSignal), in a call scope
+ * (call-scope.ts) that ties each of its HTTP requests to that deadline and caps
+ * the size of each reply; whatever keeps us from an AdCP reply becomes an
+ * AdcpTransportError (see transport-error.ts), and every reply is classified from
+ * its raw payload (see classify.ts).
  */
+import { setImmediate } from 'node:timers/promises';
 import { A2aTransport } from './a2a-transport.js';
+import { endCallScope, runInCallScope, type CallScope } from './call-scope.js';
+import { DEFAULT_MAX_REPLY_BYTES, type ReplyTooLargeError } from './reply-limit.js';
 import type { HttpFailure } from './http-failure.js';
 import { McpTransport } from './mcp-transport.js';
 import { listPageFromPayload, taskReplyFromPoll } from './poll.js';
@@ -24,33 +29,73 @@ export interface AdcpClientOptions {
   pollTimeoutMs?: number;
   /** MCP polls through the lean path (mcp-lean-poll.ts), the SDK client as fallback. Default true. */
   leanPolls?: boolean;
+  /** The largest reply body read (reply-limit.ts); a larger one ends the call `reply_too_large`. */
+  maxReplyBytes?: number;
 }
 
-type Step<T> = (signal: AbortSignal, timeoutMs: number, onHttpFailure: (f: HttpFailure) => void) => Promise<T>;
+type Step<T> = (signal: AbortSignal, timeoutMs: number, onHttpFailure: (f: HttpFailure) => void, replyBytes: () => number) => Promise<T>;
 
-/** Run `step` under a deadline and turn anything it throws into an AdcpTransportError. */
-async function withDeadline<T>(timeoutMs: number, step: Step<T>): Promise<T> {
+/** Replies larger than this are taken in steps (withJsonText). */
+const LARGE_REPLY_BYTES = 256 * 1024;
+
+/**
+ * A large reply's `data` serialised once, here, for storing, in a task of the event loop
+ * of its own: the task that parsed the reply ends first, and the next step (scrubbing,
+ * then the write) starts in another. So no one task makes more than one pass over a
+ * reply of megabytes, and calls to other agents keep being served in between.
+ */
+async function withJsonText(reply: TaskReply, replyBytes: number): Promise<TaskReply> {
+  if (replyBytes <= LARGE_REPLY_BYTES) return reply;
+  await setImmediate();
+  reply.dataJson = JSON.stringify(reply.data);
+  await setImmediate();
+  return reply;
+}
+
+/**
+ * Run `step` under a deadline, in a call scope (its HTTP requests end with it, its
+ * replies are capped), and turn anything it throws into an AdcpTransportError. The
+ * timer is set inside the scope, so what the abort sends runs there too (call-scope.ts).
+ */
+function withDeadline<T>(timeoutMs: number, maxReplyBytes: number, step: Step<T>): Promise<T> {
   const controller = new AbortController();
   let timedOut = false;
+  let tooLarge: ReplyTooLargeError | undefined;
   let http: HttpFailure | undefined;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort(new Error(`deadline of ${timeoutMs} ms passed`));
-  }, timeoutMs);
-  try {
-    return await step(controller.signal, timeoutMs, (f) => (http = f));
-  } catch (err) {
-    throw toTransportError(err, { timedOut, timeoutMs, ...(http ? { http } : {}) });
-  } finally {
-    clearTimeout(timer);
-  }
+  const scope: CallScope = {
+    signal: controller.signal,
+    maxReplyBytes,
+    tooLarge: (err) => {
+      tooLarge ??= err;
+      controller.abort(err);
+    },
+    requests: new Set(),
+    replyBytes: 0,
+  };
+  return runInCallScope(scope, async () => {
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new Error(`deadline of ${timeoutMs} ms passed`));
+    }, timeoutMs);
+    try {
+      return await step(controller.signal, timeoutMs, (f) => (http = f), () => scope.replyBytes);
+    } catch (err) {
+      // A reply past the cap is why the call ended, whatever the transport made of the abort.
+      throw toTransportError(tooLarge ?? err, { timedOut: timedOut && !tooLarge, timeoutMs, ...(http ? { http } : {}) });
+    } finally {
+      clearTimeout(timer);
+      // Whatever is still open for this call (a reply stream the seller keeps open) is closed with it.
+      endCallScope(scope, new Error('call ended'));
+    }
+  });
 }
 
 export function createAdcpClient(options: AdcpClientOptions = {}): AdcpClient {
   const callTimeoutMs = options.callTimeoutMs ?? 300_000;
   const pollTimeoutMs = options.pollTimeoutMs ?? 30_000;
-  const mcp = new McpTransport({ leanPolls: options.leanPolls });
-  const a2a = new A2aTransport();
+  const maxReplyBytes = options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
+  const mcp = new McpTransport({ leanPolls: options.leanPolls, maxReplyBytes });
+  const a2a = new A2aTransport({ maxReplyBytes });
 
   async function send(
     agent: AgentEndpoint,
@@ -82,20 +127,20 @@ export function createAdcpClient(options: AdcpClientOptions = {}): AdcpClient {
   // Whatever an agent answers is cleaned of the secrets we sent it (see scrub-secrets.ts).
   return scrubbingClient({
     callTask(agent, task, params, opts?: CallOptions): Promise<TaskReply> {
-      return withDeadline(opts?.timeoutMs ?? callTimeoutMs, async (signal, ms, onHttp) =>
-        taskReplyFromRaw(await send(agent, task, params, signal, ms, onHttp)),
+      return withDeadline(opts?.timeoutMs ?? callTimeoutMs, maxReplyBytes, async (signal, ms, onHttp, bytes) =>
+        withJsonText(taskReplyFromRaw(await send(agent, task, params, signal, ms, onHttp)), bytes()),
       );
     },
 
     continueTask(agent, continuation, task, params, opts?: CallOptions): Promise<TaskReply> {
-      return withDeadline(opts?.timeoutMs ?? callTimeoutMs, async (signal) => {
+      return withDeadline(opts?.timeoutMs ?? callTimeoutMs, maxReplyBytes, async (signal, _ms, _onHttp, bytes) => {
         if (agent.protocol !== 'a2a') throw new AdcpTransportError(`${agent.protocol} has no task continuation`, 'protocol');
-        return taskReplyFromRaw({ protocol: 'a2a', result: await a2a.send(agent, task, params, signal, continuation) });
+        return withJsonText(taskReplyFromRaw({ protocol: 'a2a', result: await a2a.send(agent, task, params, signal, continuation) }), bytes());
       });
     },
 
     getTask(agent, taskId, opts?: CallOptions): Promise<TaskReply> {
-      return withDeadline(opts?.timeoutMs ?? pollTimeoutMs, async (signal, ms, onHttp) => {
+      return withDeadline(opts?.timeoutMs ?? pollTimeoutMs, maxReplyBytes, async (signal, ms, onHttp, bytes) => {
         // 3.1+ name when offered; 3.0.26 sellers answer `tasks/get` (AdCP spec, 3.0 vs 3.1 wire differences, requests).
         const tool = (await advertised(agent, signal)).has('get_task_status') ? 'get_task_status' : 'tasks/get';
         const args = { task_id: taskId, include_result: true };
@@ -103,12 +148,12 @@ export function createAdcpClient(options: AdcpClientOptions = {}): AdcpClient {
           agent.protocol === 'mcp'
             ? { protocol: 'mcp', result: await mcp.pollTool(agent, tool, args, signal, ms, onHttp) }
             : await send(agent, tool, args, signal, ms, onHttp);
-        return taskReplyFromPoll(tool, protocolPayload(raw, tool), taskId);
+        return withJsonText(taskReplyFromPoll(tool, protocolPayload(raw, tool), taskId), bytes());
       });
     },
 
     listTasks(agent, query, opts?: CallOptions): Promise<ListTasksPage> {
-      return withDeadline(opts?.timeoutMs ?? pollTimeoutMs, async (signal, ms, onHttp) => {
+      return withDeadline(opts?.timeoutMs ?? pollTimeoutMs, maxReplyBytes, async (signal, ms, onHttp) => {
         const tool = (await advertised(agent, signal)).has('list_tasks') ? 'list_tasks' : 'tasks/list';
         const body: Record<string, unknown> = {};
         if (query.statuses && query.statuses.length > 0) body.filters = { statuses: query.statuses };

@@ -5,6 +5,7 @@
 import { parseJsonObject } from './json.js';
 import { jsonRpcError, payloadError, toAdcpError, type WireAdcpError } from './extract-error.js';
 import { clampRetryAfter } from './recovery.js';
+import { readTextUpTo } from './reply-limit.js';
 import type { AdcpError } from './types.js';
 
 export interface HttpFailure {
@@ -24,14 +25,18 @@ export function parseRetryAfterHeader(value: string | null, now = Date.now()): n
   return Number.isNaN(at) ? undefined : clampRetryAfter((at - now) / 1000);
 }
 
-/** Read an error response without consuming the caller's copy. */
+/**
+ * Read an error response: its status, `Retry-After` and at most BODY_CAP bytes of its
+ * body, the rest left unread (an error body is for diagnosis; a seller could make it
+ * endless). The body is consumed: a caller that passes the response on gives
+ * `failure.body` in its place (see mcp-transport.ts).
+ */
 export async function readHttpFailure(response: Response): Promise<HttpFailure> {
   const failure: HttpFailure = { status: response.status };
   const retry = parseRetryAfterHeader(response.headers.get('retry-after'));
   if (retry !== undefined) failure.retryAfterSeconds = retry;
   try {
-    const text = await response.clone().text();
-    failure.body = text.length > BODY_CAP ? text.slice(0, BODY_CAP) : text;
+    failure.body = await readTextUpTo(response.body, BODY_CAP);
   } catch {
     // A body we cannot read is not worth failing over; the status says enough.
   }

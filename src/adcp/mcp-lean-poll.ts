@@ -11,12 +11,15 @@
  * that is a CallToolResult (the SDK's own schema). Anything else yields undefined and
  * the caller sends the poll again through the SDK client, which then produces exactly
  * the errors it always did (a poll is a read: sending it twice changes nothing at the
- * seller). Our own deadline is the exception: an aborted poll is not sent again.
+ * seller). Our own deadline is the exception: an aborted poll is not sent again; so is
+ * a reply past the cap on reply size (ReplyTooLargeError: reading stops there and the
+ * connection is closed, as it is when the deadline aborts the request).
  */
 import http from 'node:http';
 import https from 'node:https';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { McpToolResult } from './extract-mcp.js';
+import { ReplyTooLargeError } from './reply-limit.js';
 
 export interface LeanSession {
   sessionId?: string;
@@ -30,7 +33,7 @@ export class LeanMcpPoller {
   private nextId = 0;
 
   /** The tool's result, or undefined when the reply is anything but a plain success (see above). */
-  async call(url: URL, session: LeanSession, name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<McpToolResult | undefined> {
+  async call(url: URL, session: LeanSession, name: string, args: Record<string, unknown>, signal: AbortSignal, maxReplyBytes: number, onBytes?: (n: number) => void): Promise<McpToolResult | undefined> {
     // String ids: never the same as the SDK client's numeric ids on the same session.
     const id = `lean-${++this.nextId}`;
     const body = JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
@@ -42,7 +45,8 @@ export class LeanMcpPoller {
     };
     if (session.sessionId) headers['mcp-session-id'] = session.sessionId;
     if (session.protocolVersion) headers['mcp-protocol-version'] = session.protocolVersion;
-    const reply = await this.post(url, headers, body, signal);
+    const reply = await this.post(url, headers, body, signal, maxReplyBytes);
+    onBytes?.(reply.bytes);
     if (reply.status !== 200) return undefined;
     const message = responseFor(reply.contentType, reply.text, id);
     if (!message || !('result' in message)) return undefined;
@@ -55,15 +59,26 @@ export class LeanMcpPoller {
     this.httpsAgent.destroy();
   }
 
-  private post(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<{ status: number; contentType: string; text: string }> {
+  /** The abort of `signal` destroys the request, and with it the connection. */
+  private post(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal, maxReplyBytes: number): Promise<{ status: number; contentType: string; text: string; bytes: number }> {
     const secure = url.protocol === 'https:';
     const request = secure ? https.request : http.request;
     return new Promise((resolve, reject) => {
       const req = request(url, { method: 'POST', headers, agent: secure ? this.httpsAgent : this.httpAgent, signal }, (res) => {
         const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > maxReplyBytes) {
+            const err = new ReplyTooLargeError(maxReplyBytes);
+            req.destroy(err);
+            reject(err);
+            return;
+          }
+          chunks.push(c);
+        });
         res.on('error', reject);
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), text: Buffer.concat(chunks).toString('utf8'), bytes: size }));
       });
       req.on('error', reject);
       req.end(body);

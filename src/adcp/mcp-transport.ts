@@ -13,14 +13,22 @@
  * rather than `client.callTool`, because the latter validates `structuredContent`
  * against the tool's outputSchema once tools were listed, and would turn a
  * seller's slightly-off reply into a client-side error: we want the raw reply.
+ *
+ * Every HTTP request the client makes runs in the scope of the call it is for
+ * (call-scope.ts): our deadline aborts it and closes its connection, and its reply
+ * is read only up to the cap on reply size. A session's handshake is shared by the
+ * calls waiting on it (shared-attempt.ts).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { currentCallScope, runInOwnScope } from './call-scope.js';
 import { readHttpFailure, type HttpFailure } from './http-failure.js';
-import { fetchWithRequestSignal } from './request-signal.js';
+import { fetchWithRequestSignal, withBody } from './request-signal.js';
+import { ReplyTooLargeError } from './reply-limit.js';
+import { SharedAttempt } from './shared-attempt.js';
 import type { McpToolResult } from './extract-mcp.js';
 import { LeanMcpPoller } from './mcp-lean-poll.js';
 import type { AgentEndpoint } from './types.js';
@@ -37,9 +45,12 @@ const requestSignalFetch = fetchWithRequestSignal();
 
 async function capturingFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
   const response = await requestSignalFetch(input, init);
+  if (response.ok) return response;
+  // An error body is read once, capped, and handed on as that text (the client reads it for its message).
+  const failure = await readHttpFailure(response);
   const slot = httpSlot.getStore();
-  if (!response.ok && slot && !slot.failure) slot.failure = await readHttpFailure(response);
-  return response;
+  if (slot && !slot.failure) slot.failure = failure;
+  return withBody(response, failure.body ?? '');
 }
 
 function authHeaders(token: string | undefined): Record<string, string> {
@@ -58,12 +69,14 @@ interface Session {
 }
 
 export class McpTransport {
-  private readonly sessions = new Map<string, Promise<Session>>();
+  private readonly sessions = new Map<string, SharedAttempt<Session>>();
   /** The lean path for polls (mcp-lean-poll.ts); off: every poll goes through the SDK client. */
   private readonly lean: LeanMcpPoller | undefined;
+  private readonly maxReplyBytes: number;
 
-  constructor(opts: { leanPolls?: boolean } = {}) {
+  constructor(opts: { leanPolls?: boolean; maxReplyBytes: number }) {
     this.lean = opts.leanPolls === false ? undefined : new LeanMcpPoller();
+    this.maxReplyBytes = opts.maxReplyBytes;
   }
 
   private key(agent: AgentEndpoint): string {
@@ -72,22 +85,35 @@ export class McpTransport {
     return `${agent.url}#${tokenHash}`;
   }
 
-  private session(agent: AgentEndpoint): Promise<Session> {
+  /**
+   * The agent's session, connecting if there is none. The handshake runs in a scope of
+   * its own (so the session's stream, if the server opens one, outlives the call that
+   * connected); it is aborted once every call waiting on it has given up.
+   */
+  private session(agent: AgentEndpoint): SharedAttempt<Session> {
     const key = this.key(agent);
     let pending = this.sessions.get(key);
     if (!pending) {
-      pending = (async () => {
+      pending = new SharedAttempt(async (signal) => {
         const client = new Client({ name: 'adcp-orchestrator', version: '0.1.0' });
         const transport = new StreamableHTTPClientTransport(new URL(agent.url), {
           requestInit: { headers: authHeaders(agent.authToken) },
           fetch: capturingFetch,
         });
-        await client.connect(transport);
+        try {
+          await runInOwnScope(signal, this.maxReplyBytes, () => client.connect(transport));
+        } catch (err) {
+          client.close().catch(() => {});
+          throw err;
+        }
         return { client, transport, inFlight: 0, retired: false };
-      })();
+      });
+      const created = pending;
       // A failed connect must not poison the cache for the next call.
-      pending.catch(() => this.sessions.delete(key));
-      this.sessions.set(key, pending);
+      created.promise.catch(() => {
+        if (this.sessions.get(key) === created) this.sessions.delete(key);
+      });
+      this.sessions.set(key, created);
     }
     return pending;
   }
@@ -97,10 +123,10 @@ export class McpTransport {
    * other call still running on it ("Connection closed") and turn healthy calls into
    * ambiguous sends, so it is closed when its last call ends.
    */
-  private drop(agent: AgentEndpoint, session: Promise<Session>): void {
+  private drop(agent: AgentEndpoint, session: SharedAttempt<Session>): void {
     const key = this.key(agent);
     if (this.sessions.get(key) === session) this.sessions.delete(key);
-    session
+    session.promise
       .then((s) => {
         s.retired = true;
         if (s.inFlight === 0) return s.client.close();
@@ -130,7 +156,7 @@ export class McpTransport {
       const pending = httpSlot.run(slot, () => this.session(agent));
       try {
         return await httpSlot.run(slot, async () => {
-          const session = await abortable(pending, signal);
+          const session = await pending.join(signal);
           session.inFlight++;
           try {
             // The MCP client's own timer is set past ours, so ours is the one that fires.
@@ -170,7 +196,8 @@ export class McpTransport {
   ): Promise<McpToolResult> {
     if (this.lean) {
       const result = await this.leanPoll(this.lean, agent, name, args, signal).catch((err) => {
-        if (signal.aborted) throw err; // our deadline: not sent again
+        // Our deadline, or a reply past the cap: not sent again.
+        if (signal.aborted || err instanceof ReplyTooLargeError) throw err;
         return undefined;
       });
       if (result) return result;
@@ -179,12 +206,14 @@ export class McpTransport {
   }
 
   private async leanPoll(lean: LeanMcpPoller, agent: AgentEndpoint, name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<McpToolResult | undefined> {
-    const session = await abortable(this.session(agent), signal);
+    const session = await this.session(agent).join(signal);
     if (session.retired) return undefined;
     session.inFlight++;
     try {
       const { sessionId, protocolVersion } = session.transport;
-      return await lean.call(new URL(agent.url), { sessionId, protocolVersion, headers: authHeaders(agent.authToken) }, name, args, signal);
+      const target = { sessionId, protocolVersion, headers: authHeaders(agent.authToken) };
+      const scope = currentCallScope();
+      return await lean.call(new URL(agent.url), target, name, args, signal, this.maxReplyBytes, (n) => scope && (scope.replyBytes += n));
     } finally {
       session.inFlight--;
       if (session.retired && session.inFlight === 0) session.client.close().catch(() => {});
@@ -193,8 +222,7 @@ export class McpTransport {
 
   /** Names of the tools the agent lists (cached per session; a failed listing is not cached). */
   async toolNames(agent: AgentEndpoint, signal: AbortSignal): Promise<Set<string>> {
-    const pending = this.session(agent);
-    const session = await abortable(pending, signal);
+    const session = await this.session(agent).join(signal);
     if (!session.tools) {
       session.tools = (async () => {
         const names = new Set<string>();
@@ -215,19 +243,6 @@ export class McpTransport {
     this.lean?.close();
     const all = [...this.sessions.values()];
     this.sessions.clear();
-    await Promise.all(all.map((p) => p.then((s) => s.client.close()).catch(() => {})));
+    await Promise.all(all.map((p) => p.promise.then((s) => s.client.close()).catch(() => {})));
   }
-}
-
-/** Await a promise unless the signal fires first (the promise itself keeps running). */
-export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (v) => (signal.removeEventListener('abort', onAbort), resolve(v)),
-      (e) => (signal.removeEventListener('abort', onAbort), reject(e)),
-    );
-  });
 }

@@ -1,6 +1,8 @@
 /**
  * A fetch that gives each request its own AbortSignal, aborted with the
- * caller's signal while that request is in flight.
+ * caller's signal while that request is in flight, and with the call it is
+ * made for (call-scope.ts); and that counts each reply body against that
+ * call's cap on reply size.
  *
  * Why: the MCP client transport passes one session-wide AbortController signal
  * (aborted when the session closes) to every fetch it makes. Node's fetch
@@ -17,7 +19,16 @@
  * cancelled or has errored; closing the session therefore still aborts every
  * request (and every body still being read) running then, whatever their
  * number (64 polls at once would be 64 listeners otherwise, over Node's 10).
+ *
+ * The session's signal alone would keep a request running after its call was
+ * given up on (a seller dripping its reply held the connection for minutes): so
+ * the call's own signal aborts it too, which closes the connection. A call's
+ * signal lives as long as the call, so it gets a plain listener, removed with
+ * the request. A body past the call's cap aborts the request the same way, and
+ * the call ends with ReplyTooLargeError.
  */
+import { currentCallScope, type CallScope } from './call-scope.js';
+import { countedBody } from './reply-limit.js';
 
 type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
@@ -27,12 +38,11 @@ const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 /** Requests in flight per long-lived signal; entries go with their signal. */
 const inFlight = new WeakMap<AbortSignal, Set<AbortController>>();
 
-/** A controller aborted with `outer`, and the function that stops it following. */
-function follow(outer: AbortSignal): { signal: AbortSignal; release: () => void } {
-  const controller = new AbortController();
+/** Makes `request` abort with `outer` while registered; returns the function that stops it following. */
+function follow(outer: AbortSignal, request: AbortController): () => void {
   if (outer.aborted) {
-    controller.abort(outer.reason);
-    return { signal: controller.signal, release: () => {} };
+    request.abort(outer.reason);
+    return () => {};
   }
   let requests = inFlight.get(outer);
   if (!requests) {
@@ -40,7 +50,7 @@ function follow(outer: AbortSignal): { signal: AbortSignal; release: () => void 
     outer.addEventListener(
       'abort',
       () => {
-        for (const request of registered) request.abort(outer.reason);
+        for (const r of registered) r.abort(outer.reason);
         registered.clear();
       },
       { once: true },
@@ -48,19 +58,42 @@ function follow(outer: AbortSignal): { signal: AbortSignal; release: () => void 
     inFlight.set(outer, registered);
     requests = registered;
   }
-  requests.add(controller);
+  requests.add(request);
   const registered = requests;
-  return { signal: controller.signal, release: () => registered.delete(controller) };
+  return () => registered.delete(request);
 }
 
-export function fetchWithRequestSignal(base: Fetch = (input, init) => fetch(input, init)): Fetch {
+/** Makes `request` abort with the call's signal; returns the function that removes the listener. */
+function followCall(scope: CallScope, request: AbortController): () => void {
+  if (scope.signal.aborted) {
+    request.abort(scope.signal.reason);
+    return () => {};
+  }
+  const onAbort = () => request.abort(scope.signal.reason);
+  scope.signal.addEventListener('abort', onAbort, { once: true });
+  scope.requests.add(request);
+  return () => {
+    scope.signal.removeEventListener('abort', onAbort);
+    scope.requests.delete(request);
+  };
+}
+
+export function fetchWithRequestSignal(base: Fetch = (input, init) => fetch(input, init), scopeOf: () => CallScope | undefined = currentCallScope): Fetch {
   return async (input, init) => {
-    const outer = init?.signal;
-    if (!outer) return base(input, init);
-    const { signal, release } = follow(outer);
+    const outer = init?.signal ?? undefined;
+    const scope = scopeOf();
+    if (!outer && !scope) return base(input, init);
+    const request = new AbortController();
+    const stops = [outer ? follow(outer, request) : () => {}, scope ? followCall(scope, request) : () => {}];
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      for (const stop of stops) stop();
+    };
     let response: Response;
     try {
-      response = await base(input, { ...init, signal });
+      response = await base(input, { ...init, signal: request.signal });
     } catch (err) {
       release();
       throw err;
@@ -69,31 +102,24 @@ export function fetchWithRequestSignal(base: Fetch = (input, init) => fetch(inpu
       release();
       return response;
     }
-    return releaseWhenBodyEnds(response, response.body, release);
+    const body = countedBody(response.body, {
+      limit: scope?.maxReplyBytes,
+      onChunk: (bytes) => {
+        if (scope) scope.replyBytes += bytes;
+      },
+      onEnd: release,
+      onTooLarge: (err) => {
+        // Stop reading and close the connection, then end the call with the reason.
+        request.abort(err);
+        scope?.tooLarge(err);
+      },
+    });
+    return withBody(response, body);
   };
 }
 
-/** The same response, whose body calls `done` once it is fully read, cancelled or errored. */
-function releaseWhenBodyEnds(response: Response, source: ReadableStream<Uint8Array>, done: () => void): Response {
-  const reader = source.getReader();
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const chunk = await reader.read();
-        if (chunk.done) {
-          done();
-          controller.close();
-        } else controller.enqueue(chunk.value);
-      } catch (err) {
-        done();
-        controller.error(err);
-      }
-    },
-    cancel(reason) {
-      done();
-      return reader.cancel(reason);
-    },
-  });
+/** The same response with another body (status, headers, url and redirect flag kept). */
+export function withBody(response: Response, body: ReadableStream<Uint8Array> | string): Response {
   const wrapped = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
   // The constructor cannot set these; redirect handling reads `url` (the MCP SDK
   // names the redirect target from it).

@@ -9,7 +9,7 @@
  */
 import { credentialValues, MIN_SCRUBBED_LENGTH, REDACTED } from '../domain/credential-fields.js';
 import { isJsonObject } from './json.js';
-import { AdcpTransportError, type AdcpClient, type AgentEndpoint } from './types.js';
+import { AdcpTransportError, type AdcpClient, type AgentEndpoint, type TaskReply } from './types.js';
 
 /** The secrets a call to `agent` with `params` puts on the wire. */
 export function secretsOfCall(agent: AgentEndpoint, params?: Record<string, unknown>): string[] {
@@ -37,9 +37,26 @@ export function scrubSecrets<T>(value: T, secrets: readonly string[]): T {
   if (secrets.length === 0 || value === undefined) return value;
   const text = JSON.stringify(value);
   if (text === undefined) return value;
-  const escaped = secrets.map((s) => JSON.stringify(s).slice(1, -1));
-  const scrubbed = scrubText(text, escaped);
+  const scrubbed = scrubText(text, escapedSecrets(secrets));
   return scrubbed === text ? value : (JSON.parse(scrubbed) as T);
+}
+
+/** Each secret as it is spelled inside a JSON string. */
+function escapedSecrets(secrets: readonly string[]): string[] {
+  return secrets.map((s) => JSON.stringify(s).slice(1, -1));
+}
+
+/**
+ * A reply scrubbed; one that carries its data's JSON text (a large reply: see client.ts)
+ * is scrubbed on that text, with no second serialisation, and its data parsed again
+ * only when a secret was found in it.
+ */
+export function scrubReply(reply: TaskReply, secrets: readonly string[]): TaskReply {
+  if (reply.dataJson === undefined) return scrubSecrets(reply, secrets);
+  const { data, dataJson, ...rest } = reply;
+  const text = scrubText(dataJson, escapedSecrets(secrets));
+  const clean = scrubSecrets(rest, secrets);
+  return text === dataJson ? { ...clean, data, dataJson } : { ...clean, data: JSON.parse(text) as Record<string, unknown>, dataJson: text };
 }
 
 /** A failure of a call, rebuilt without the secrets in its message (and so in its stack) or its AdCP error. */
@@ -63,7 +80,7 @@ export function scrubError(err: unknown, secrets: readonly string[]): unknown {
 
 /** `inner` with every reply and failure scrubbed of the secrets of its call. */
 export function scrubbingClient(inner: AdcpClient): AdcpClient {
-  async function guarded<T>(secrets: string[], call: () => Promise<T>): Promise<T> {
+  async function guarded<T>(secrets: string[], call: () => Promise<T>, scrub: (value: T, secrets: readonly string[]) => T = scrubSecrets): Promise<T> {
     if (secrets.length === 0) return call();
     let result: T;
     try {
@@ -71,13 +88,13 @@ export function scrubbingClient(inner: AdcpClient): AdcpClient {
     } catch (err) {
       throw scrubError(err, secrets);
     }
-    return scrubSecrets(result, secrets);
+    return scrub(result, secrets);
   }
   return {
-    callTask: (agent, task, params, opts) => guarded(secretsOfCall(agent, params), () => inner.callTask(agent, task, params, opts)),
+    callTask: (agent, task, params, opts) => guarded(secretsOfCall(agent, params), () => inner.callTask(agent, task, params, opts), scrubReply),
     continueTask: (agent, continuation, task, params, opts) =>
-      guarded(secretsOfCall(agent, params), () => inner.continueTask(agent, continuation, task, params, opts)),
-    getTask: (agent, taskId, opts) => guarded(secretsOfCall(agent), () => inner.getTask(agent, taskId, opts)),
+      guarded(secretsOfCall(agent, params), () => inner.continueTask(agent, continuation, task, params, opts), scrubReply),
+    getTask: (agent, taskId, opts) => guarded(secretsOfCall(agent), () => inner.getTask(agent, taskId, opts), scrubReply),
     listTasks: (agent, query, opts) => guarded(secretsOfCall(agent), () => inner.listTasks(agent, query, opts)),
     close: () => inner.close(),
   };

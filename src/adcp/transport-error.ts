@@ -6,6 +6,7 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { jsonRpcError, toAdcpError } from './extract-error.js';
 import { httpFailureError, type HttpFailure } from './http-failure.js';
+import { ReplyTooLargeError } from './reply-limit.js';
 import { AdcpTransportError } from './types.js';
 
 /** A JSON-RPC error reply (before dispatch: -32029 rate limit, -32028 auth, -32027 unavailable, ...). */
@@ -53,6 +54,7 @@ function rpcError(code: number, message: string, data: unknown): AdcpTransportEr
 
 export function toTransportError(err: unknown, ctx: FailureContext): AdcpTransportError {
   if (err instanceof AdcpTransportError) return err;
+  if (err instanceof ReplyTooLargeError) return new AdcpTransportError(err.message, 'reply_too_large');
   if (ctx.timedOut || (err instanceof McpError && err.code === ErrorCode.RequestTimeout)) {
     return new AdcpTransportError(`no reply within ${ctx.timeoutMs ?? '?'} ms`, 'timeout');
   }

@@ -42,6 +42,11 @@ export interface TaskReply {
   timestamp?: number;
   /** The AdCP response payload (the task's data, envelope fields included). */
   data: Record<string, unknown>;
+  /**
+   * `data` as JSON text, set for a large reply (see client.ts), so that storing it does
+   * not serialise it again: each pass over a reply of megabytes is a long task of its own.
+   */
+  dataJson?: string;
   /** Present when the reply carries an AdCP error (errors[] / adcp_error / error). */
   error?: AdcpError;
   /** `replayed: true` from an idempotent replay. */
@@ -84,13 +89,15 @@ export interface CallOptions {
 
 /**
  * Thrown when no AdCP reply was obtained: network failure, timeout, HTTP error,
- * or a JSON-RPC error before dispatch. `adcpError` is set when the transport
- * carried one (e.g. 429 with `retry_after`).
+ * or a JSON-RPC error before dispatch; or, kind `reply_too_large`, when the agent
+ * answered past the cap on reply size and the reply was not read (the agent did
+ * receive the request). `adcpError` is set when the transport carried one (e.g.
+ * 429 with `retry_after`).
  */
 export class AdcpTransportError extends Error {
   constructor(
     message: string,
-    readonly kind: 'network' | 'timeout' | 'http' | 'rpc' | 'protocol',
+    readonly kind: 'network' | 'timeout' | 'http' | 'rpc' | 'protocol' | 'reply_too_large',
     readonly httpStatus?: number,
     readonly adcpError?: AdcpError,
     /** The JSON-RPC error code, for kind `rpc`. */

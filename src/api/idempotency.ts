@@ -8,6 +8,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { KeyReservation } from '../store/idempotency-repo.js';
 import { answerOnce, checkIdempotencyKey, type AnswerOnceOptions, type KeyedAnswer, type StoredAnswerSeal } from '../engine/request-idempotency.js';
 
+import { sendBody } from './present.js';
+
 export type { StoredAnswerSeal } from '../engine/request-idempotency.js';
 
 declare module 'fastify' {
@@ -41,5 +43,5 @@ export async function idempotent(
 }
 
 function send(reply: FastifyReply, answer: Answer) {
-  return reply.code(answer.statusCode).send(answer.body);
+  return sendBody(reply, answer.statusCode, answer.body);
 }

@@ -3,11 +3,63 @@
  * Operations and events are presented by the pure functions in src/domain/operation-json.ts,
  * which notifications use too, so the API and the notification bodies never disagree.
  */
-import { presentOperation } from '../domain/operation-json.js';
+import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { FastifyReply } from 'fastify';
+import { presentOperation, SUMMARY_FIELD_MAX_BYTES, type EventJsonSource, type OperationJson, type OperationJsonSource } from '../domain/operation-json.js';
 import type { CancelOutcome } from '../engine/cancel-operation.js';
+import { JsonText } from '../domain/json-text.js';
 import type { AgentRow } from '../store/index.js';
 
 export { presentEvent, presentOperation } from '../domain/operation-json.js';
+export { JsonText } from '../domain/json-text.js';
+
+/**
+ * The operation's JSON for an API answer. A large result is spliced in as stored (our
+ * own serialisation of the agent's reply) rather than parsed and serialised again: for a
+ * reply of megabytes those are two more passes, each a long task of the event loop.
+ */
+export function operationAnswer(o: OperationJsonSource, events?: EventJsonSource[]): OperationJson | JsonText {
+  const stored = o.result;
+  if (stored === null || stored.length <= SUMMARY_FIELD_MAX_BYTES) return presentOperation(o, events);
+  // A placeholder no agent can have written (a NUL and a fresh UUID), then the stored text in its place.
+  const placeholder = `\u0000result-${randomUUID()}`;
+  const text = JSON.stringify(presentOperation({ ...o, result: JSON.stringify(placeholder) }, events));
+  const at = text.indexOf(JSON.stringify(placeholder));
+  return new JsonText([text.slice(0, at), stored, text.slice(at + JSON.stringify(placeholder).length)]);
+}
+
+/** Answers larger than this are sent in slices (sendBody). */
+const SLICED_ANSWER_CHARS = 1024 * 1024;
+const SLICE_CHARS = 256 * 1024;
+
+/**
+ * Sends a body that may be JsonText. A large one goes as a stream of slices, each
+ * encoded when the socket asks for more, so that sending megabytes is many short
+ * tasks of the event loop rather than one long one.
+ */
+export function sendBody(reply: FastifyReply, statusCode: number, body: unknown): FastifyReply {
+  reply.code(statusCode);
+  if (!(body instanceof JsonText)) return reply.send(body);
+  reply.type('application/json; charset=utf-8');
+  // One slice at a time (highWaterMark 1): each is encoded when the socket has room for it.
+  return reply.send(body.length > SLICED_ANSWER_CHARS ? Readable.from(slices(body.parts), { highWaterMark: 1 }) : body.text);
+}
+
+function* slices(parts: string[]): Generator<Buffer> {
+  for (const text of parts) yield* slicesOf(text);
+}
+
+function* slicesOf(text: string): Generator<Buffer> {
+  for (let at = 0; at < text.length; ) {
+    let end = Math.min(at + SLICE_CHARS, text.length);
+    // A surrogate pair is never split: both halves go in the same slice.
+    const last = text.charCodeAt(end - 1);
+    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end--;
+    yield Buffer.from(text.slice(at, end), 'utf8');
+    at = end;
+  }
+}
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const json = (text: string | null) => (text === null ? null : JSON.parse(text));

@@ -7,16 +7,26 @@
  * digging: for input required the message, reason and estimated time when known
  * (and `reminder: true` on a reminder); for a completed media buy its
  * `media_buy_id`; with a public URL, a `link` to the operation's page.
+ *
+ * The copy of the operation is bounded: `request`, `result`, `error`, `input_request`,
+ * `input_message` and the event's `detail` larger than SUMMARY_FIELD_MAX_BYTES are
+ * `{"$omitted": {"bytes", "href"}}` markers, the href the operation's API route, where
+ * the whole of it is read. A many-megabyte reply is then stored once (on the operation),
+ * not again in every notification that reports it, and streaming or posting a
+ * notification never costs more than a small body.
  */
 import type { NotificationType } from './notification-types.js';
-import { presentEvent, type EventJsonSource, type OperationJson, type OperationJsonSource } from './operation-json.js';
+import { isOmitted, presentEvent, SUMMARY_FIELD_MAX_BYTES, type EventJsonSource, type OperationJson, type OperationJsonSource } from './operation-json.js';
 
 export interface NotificationBodyInput {
   id: string;
   type: NotificationType;
   tenantId: string;
   createdAt: number;
-  /** presentOperation of the row after the change (built once per change and shared by its notifications). */
+  /**
+   * presentOperation of the row after the change, bounded (`maxFieldBytes:
+   * SUMMARY_FIELD_MAX_BYTES`), built once per change and shared by its notifications.
+   */
   operation: OperationJson;
   event: EventJsonSource;
   /** ADCP_ORCH_PUBLIC_URL, without a trailing slash. */
@@ -27,7 +37,7 @@ export interface NotificationBodyInput {
 export type BodyOperationSource = OperationJsonSource & { input_request?: string | null };
 
 export function notificationBody(input: NotificationBodyInput, row: BodyOperationSource) {
-  const event = presentEvent(input.event);
+  const event = presentEvent(input.event, { operationId: row.id, maxFieldBytes: SUMMARY_FIELD_MAX_BYTES });
   return {
     id: input.id,
     type: input.type,
@@ -54,7 +64,9 @@ function extrasFor(type: NotificationType, kind: string, detail: unknown, row: B
     });
   }
   if (type === 'operation.completed') {
-    return compact({ media_buy_id: str(asObject(operation.result).media_buy_id) });
+    // An omitted result is read for its id only while that stays cheap (a reply of at most 1 MiB).
+    const result = isOmitted(operation.result) ? (row.result && row.result.length <= 1_048_576 ? parseJson(row.result) : undefined) : operation.result;
+    return compact({ media_buy_id: str(asObject(result).media_buy_id) });
   }
   return {};
 }

@@ -57,8 +57,39 @@ export interface EventJsonSource {
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const json = (text: string | null) => (text === null ? null : JSON.parse(text));
 
+/**
+ * Where a bounded copy of an operation is shown (notification bodies: SSE, subscriptions),
+ * a JSON field whose stored text is larger than this many bytes is replaced by an
+ * omission marker: `{"$omitted": {"bytes": N, "href": "/v1/operations/<id>"}}`. 16 KiB
+ * keeps every ordinary request, result and error as it is, and a notification of a
+ * many-megabyte reply small: the reply is stored once, on the operation, and read there.
+ */
+export const SUMMARY_FIELD_MAX_BYTES = 16 * 1024;
 
-export function presentEvent(e: EventJsonSource) {
+export interface Omitted {
+  $omitted: { bytes: number; href: string };
+}
+
+/** The size of `text` in UTF-8 when it is over `max` bytes, else undefined (no scan for short text). */
+function bytesOver(text: string, max: number): number | undefined {
+  // UTF-8 takes at most three bytes per UTF-16 unit.
+  if (text.length * 3 <= max) return undefined;
+  const bytes = Buffer.byteLength(text, 'utf8');
+  return bytes > max ? bytes : undefined;
+}
+
+export function omitted(operationId: string, bytes: number): Omitted {
+  return { $omitted: { bytes, href: `/v1/operations/${encodeURIComponent(operationId)}` } };
+}
+
+export function isOmitted(value: unknown): value is Omitted {
+  return typeof value === 'object' && value !== null && '$omitted' in value;
+}
+
+
+/** An event's JSON; with `bounded` (operation id and byte limit), a larger `detail` is an omission marker. */
+export function presentEvent(e: EventJsonSource, bounded?: { operationId: string; maxFieldBytes: number }) {
+  const over = bounded && e.detail !== null ? bytesOver(e.detail, bounded.maxFieldBytes) : undefined;
   return {
     id: e.id,
     at: iso(e.at),
@@ -66,12 +97,23 @@ export function presentEvent(e: EventJsonSource) {
     kind: e.kind,
     from: e.from_status,
     to: e.to_status,
-    detail: json(e.detail),
+    detail: over === undefined ? json(e.detail) : omitted(bounded!.operationId, over),
     actor: e.actor,
   };
 }
 
-export function presentOperation(o: OperationJsonSource, events?: EventJsonSource[]) {
+/**
+ * The operation JSON. With `maxFieldBytes` (a bounded copy, see SUMMARY_FIELD_MAX_BYTES),
+ * `request`, `result`, `error`, `input_request` and `input_message` larger than that are
+ * omission markers, never parsed.
+ */
+export function presentOperation(o: OperationJsonSource, events?: EventJsonSource[], opts: { maxFieldBytes?: number } = {}) {
+  const max = opts.maxFieldBytes;
+  const bounded = <T>(text: string | null, show: (text: string) => T): T | Omitted | null => {
+    if (text === null) return null;
+    const bytes = max === undefined ? undefined : bytesOver(text, max);
+    return bytes === undefined ? show(text) : omitted(o.id, bytes);
+  };
   return {
     id: o.id,
     type: o.type,
@@ -81,13 +123,13 @@ export function presentOperation(o: OperationJsonSource, events?: EventJsonSourc
     context_id: o.context_id,
     idempotency_key: o.idempotency_key,
     // As sent, minus every credential and the webhook URL's token.
-    request: redactedRequest(o.request_body, o.webhook_token ?? null),
-    result: json(o.result),
-    error: json(o.error),
+    request: bounded(o.request_body, (text) => redactedRequest(text, o.webhook_token ?? null)),
+    result: bounded(o.result, json),
+    error: bounded(o.error, json),
     needs_input: o.needs_input === 1,
-    input_message: o.input_message,
+    input_message: bounded(o.input_message, (text) => text),
     // What a person is asked and may answer (docs/ARCHITECTURE.md, People in the loop); null unless needs_input.
-    input_request: o.needs_input === 1 ? json(o.input_request ?? null) : null,
+    input_request: o.needs_input === 1 ? bounded(o.input_request ?? null, json) : null,
     stalled: o.stalled === 1,
     stalled_reason: o.stalled_reason,
     webhook: o.webhook_mode,
@@ -99,7 +141,7 @@ export function presentOperation(o: OperationJsonSource, events?: EventJsonSourc
     parent_id: o.parent_id,
     // Only on governed operations: the check and the outcome report (tokens never shown).
     ...(o.governance ? { governance: presentGovernance(JSON.parse(o.governance) as GovernedState) } : {}),
-    ...(events ? { events: events.map(presentEvent) } : {}),
+    ...(events ? { events: events.map((e) => presentEvent(e)) } : {}),
   };
 }
 

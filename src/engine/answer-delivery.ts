@@ -152,6 +152,11 @@ export class AnswerDelivery {
         await this.refused(marked.row, lease, err);
         return;
       }
+      if (err instanceof AdcpTransportError && err.kind === 'reply_too_large') {
+        // The seller has the answer and replied past ADCP_ORCH_MAX_REPLY_BYTES: sending it again would not help.
+        await this.stall(marked.row, lease, `the seller answered the person's answer, but its reply was too large to read (${err.message}): check at the seller`, false);
+        return;
+      }
       await this.retryLater(marked.row, lease, err);
       return;
     }

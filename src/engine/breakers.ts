@@ -6,11 +6,19 @@
  * State is per process: with several instances each learns an agent's health
  * from its own calls, which is the usual trade-off (a shared breaker would need
  * a write per call). The `circuit_state{agent}` gauge shows each process's view.
+ *
+ * Every call also goes through the agent's bulkhead (agent-bulkheads.ts), outside
+ * the breaker: a call refused for want of a slot never reaches the breaker. The
+ * refusal, AgentBusyError, is a BrokenCircuitError, so callers wait it out the same way.
  */
 import { BrokenCircuitError, circuitBreaker, CircuitState, ConsecutiveBreaker, handleWhen, type CircuitBreakerPolicy } from 'cockatiel';
 import type { Gauge } from 'prom-client';
+import { AgentBusyError, type AgentBulkheads } from './agent-bulkheads.js';
 
-export { BrokenCircuitError };
+export { AgentBusyError, BrokenCircuitError };
+
+/** How soon work refused by a full bulkhead is due again (plus the caller's jitter). */
+const BUSY_RETRY_MS = 1_000;
 
 const GAUGE_VALUE: Record<CircuitState, number> = {
   [CircuitState.Closed]: 0,
@@ -25,6 +33,7 @@ export class AgentBreakers {
   constructor(
     private readonly opts: { threshold: number; halfOpenAfterMs: number; isFailure: (err: unknown) => boolean },
     private readonly gauge: Gauge,
+    private readonly bulkheads?: AgentBulkheads,
   ) {}
 
   private entry(agentId: string, agentName: string) {
@@ -46,21 +55,28 @@ export class AgentBreakers {
     return e;
   }
 
-  /** Runs a call to the agent through its breaker; throws BrokenCircuitError while open. */
+  /**
+   * Runs a call to the agent in a slot of its bulkhead, through its breaker; throws
+   * BrokenCircuitError while the breaker is open, AgentBusyError (one) when no slot came free.
+   */
   execute<T>(agentId: string, agentName: string, fn: () => Promise<T>): Promise<T> {
-    return this.entry(agentId, agentName).policy.execute(fn);
+    const guarded = () => this.entry(agentId, agentName).policy.execute(fn);
+    return this.bulkheads ? this.bulkheads.execute(agentId, agentName, guarded) : guarded();
   }
 
   /**
-   * When an open breaker will let a probe through, or null when a call may go now.
-   * cockatiel moves to half-open lazily, on the first call after the delay, so past
-   * that moment we must let a call reach `execute` for the probe to happen at all.
+   * When work for the agent may go, or null when a call may go now: an open breaker's
+   * probe time, or shortly for a full bulkhead. cockatiel moves to half-open lazily, on
+   * the first call after the delay, so past that moment we must let a call reach
+   * `execute` for the probe to happen at all.
    */
   retryAt(agentId: string, now = Date.now()): number | null {
     const e = this.breakers.get(agentId);
-    if (!e || e.policy.state !== CircuitState.Open) return null;
-    const probeAt = e.openedAt + this.opts.halfOpenAfterMs;
-    return now >= probeAt ? null : probeAt;
+    if (e && e.policy.state === CircuitState.Open) {
+      const probeAt = e.openedAt + this.opts.halfOpenAfterMs;
+      if (now < probeAt) return probeAt;
+    }
+    return this.bulkheads?.full(agentId) ? now + BUSY_RETRY_MS : null;
   }
 
   state(agentId: string): CircuitState {

@@ -16,12 +16,16 @@ export function replyToObservation(reply: TaskReply): Omit<TaskObservation, 'sou
     message: reply.message,
     timestamp: reply.timestamp,
     data: reply.data,
+    dataJson: reply.dataJson,
     error: reply.error,
     a2a: reply.a2a,
   };
 }
 
-/** Failures that say the agent itself is unwell (they count toward opening its breaker). */
+/**
+ * Failures that say the agent itself is unwell (they count toward opening its breaker).
+ * A reply too large to read is not one: the agent is up and answering.
+ */
 export function isAgentFailure(err: unknown): boolean {
   if (!(err instanceof AdcpTransportError)) return false;
   if (err.kind === 'network' || err.kind === 'timeout') return true;

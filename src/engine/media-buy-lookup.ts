@@ -16,6 +16,13 @@ export type LookupVerdict =
   | { kind: 'candidates'; mediaBuyIds: string[] }
   | { kind: 'unavailable'; reason: string };
 
+/** Why a resend is not safe, for a verdict other than `absent` (the operation is escalated with it). */
+export function unsafeResendReason(verdict: Exclude<LookupVerdict, { kind: 'absent' }>): string {
+  return verdict.kind === 'candidates'
+    ? `ambiguous send past the seller's idempotency replay window; the seller has media buys that may be this one (${verdict.mediaBuyIds.join(', ')}): confirm before resending`
+    : `ambiguous send past the seller's idempotency replay window and no lookup was possible (${verdict.reason}); check the seller before resending`;
+}
+
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 /** Clocks differ; a buy stamped a little before our send can still be ours. */

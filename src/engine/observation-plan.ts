@@ -23,6 +23,8 @@ export interface TaskObservation {
   /** Sender's timestamp, epoch ms (webhook/poll), for ordering. */
   timestamp?: number;
   data?: Record<string, unknown>;
+  /** `data` as JSON text when the reader already made it (a large reply): stored as it is. */
+  dataJson?: string;
   error?: AdcpError;
   /** A2A only: the transport task of the reply (a continuation handle when it stayed open). */
   a2a?: { taskId?: string; contextId?: string; state?: AdcpTaskStatus };
@@ -203,7 +205,7 @@ export function planObservation(
       if (isTerminal(obs.status)) {
         patch.completed_at = now;
         patch.stalled = 0;
-        if (obs.data && Object.keys(obs.data).length > 0) patch.result = JSON.stringify(obs.data);
+        if (obs.data && Object.keys(obs.data).length > 0) patch.result = obs.dataJson ?? JSON.stringify(obs.data);
         if (obs.error) patch.error = JSON.stringify(obs.error);
         else if (obs.status !== 'completed' && obs.message) patch.error = JSON.stringify({ code: obs.status.toUpperCase(), message: obs.message });
       } else if (obs.source === 'poll') {

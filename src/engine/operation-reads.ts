@@ -5,7 +5,7 @@
  */
 import { presentOperation, type OperationJson } from '../domain/operation-json.js';
 import type { OperationStatus } from '../domain/status.js';
-import type { Store } from '../store/index.js';
+import type { EventRow, OperationRow, Store } from '../store/index.js';
 import { EngineError } from './errors.js';
 
 export interface OperationQuery {
@@ -57,9 +57,15 @@ export async function listOperations(store: Store, tenantId: string, q: Operatio
   };
 }
 
-/** The operation with its whole history of events. */
-export async function showOperation(store: Store, tenantId: string, id: string): Promise<OperationJson> {
+/** The tenant's operation row with its whole history of events, for presenters that splice large stored fields. */
+export async function operationWithEvents(store: Store, tenantId: string, id: string): Promise<{ row: OperationRow; events: EventRow[] }> {
   const row = await store.operations.getForTenant(tenantId, id);
   if (!row) throw new EngineError('operation_not_found', `operation ${id} not found`, 404);
-  return presentOperation(row, await store.operations.events(row.id));
+  return { row, events: await store.operations.events(row.id) };
+}
+
+/** The operation with its whole history of events. */
+export async function showOperation(store: Store, tenantId: string, id: string): Promise<OperationJson> {
+  const { row, events } = await operationWithEvents(store, tenantId, id);
+  return presentOperation(row, events);
 }

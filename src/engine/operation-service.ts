@@ -9,6 +9,7 @@
  * identical bytes. Work the scheduler claims (a resend, a row stored `requested`
  * by `create`) is marked `calling_adcp` in its own commit before the call.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { requiresIdempotencyKey } from '../adcp/task-kinds.js';
 import { AdcpTransportError, type AdcpClient, type AdcpError, type TaskReply } from '../adcp/types.js';
@@ -23,7 +24,7 @@ import type { Alongside, MutateResult, MutationPlan } from '../store/operations-
 import type { SecretBox } from '../store/secret-box.js';
 import { RequestSealer } from './sealed-request.js';
 import { endpointFor } from './agent-endpoints.js';
-import { lookUpMediaBuy, type LookupVerdict } from './media-buy-lookup.js';
+import { lookUpMediaBuy, unsafeResendReason, type LookupVerdict } from './media-buy-lookup.js';
 import type { ChangeBus } from './change-bus.js';
 import type { Clock } from './clock.js';
 import { notFound } from './errors.js';
@@ -32,7 +33,7 @@ import { BrokenCircuitError, type AgentBreakers } from './breakers.js';
 import { planObservation, type ObservationOutcome, type TaskObservation, type TimingPolicy } from './observation-plan.js';
 import type { Tx } from '../store/tx.js';
 import type { WriteSlot } from '../store/write-batch.js';
-import { callingMarkPlan, giveUpPlan, nothingToPollPlan, retryLaterPlan } from './work-plans.js';
+import { callingMarkPlan, giveUpPlan, nothingToPollPlan, replyTooLargePlan, retryLaterPlan } from './work-plans.js';
 import { INPUT_TIMER_CHECK, withInputExpiry, type InputTimers } from './input-timers.js';
 import type { GovernanceHooks } from './governance/hooks.js';
 import type { StrandedLeases } from './stranded-leases.js';
@@ -79,9 +80,12 @@ export class OperationService {
 
   private readonly creation: CreationDeps;
 
-  /** Lease long enough to cover one call plus writing its outcome. */
+  /**
+   * Lease long enough to cover one call plus writing its outcome, and the wait for a slot
+   * in the agent's bulkhead before it (at most the call timeout: src/app.ts).
+   */
   get leaseMs(): number {
-    return this.options.callTimeoutMs + 15_000;
+    return 2 * this.options.callTimeoutMs + 15_000;
   }
 
   async create(input: CreateOperationInput): Promise<OperationRow> {
@@ -110,7 +114,7 @@ export class OperationService {
           }) // stored already marked: straight to the wire
         : this.send(row);
     const sending = first.catch((err) => this.stranded?.note(row, err, 'operation') || this.log.error({ err, operation_id: row.id }, 'send failed'));
-    await Promise.race([sending, delay(waitMs)]);
+    await Promise.race([sending, sleep(waitMs, undefined, { ref: false })]);
     // The row as the reply's write left it when that write ended the wait (no read needed); else as stored now.
     return written ?? (await this.store.operations.get(row.id)) ?? row;
   }
@@ -190,11 +194,7 @@ export class OperationService {
       // Look the result up by natural key first; resend only when the seller has no such buy.
       const verdict = await this.lookUpBeforeResend(row);
       if (verdict.kind !== 'absent') {
-        const reason =
-          verdict.kind === 'candidates'
-            ? `ambiguous send past the seller's idempotency replay window; the seller has media buys that may be this one (${verdict.mediaBuyIds.join(', ')}): confirm before resending`
-            : `ambiguous send past the seller's idempotency replay window and no lookup was possible (${verdict.reason}); check the seller before resending`;
-        await this.giveUp(row, reason);
+        await this.giveUp(row, unsafeResendReason(verdict));
         return;
       }
       lookedUp = 'no matching media buy at the seller: resending is safe';
@@ -261,7 +261,8 @@ export class OperationService {
         return;
       }
       this.metrics.poll(agent.name, 'error');
-      await this.retryLater(row, lease, err, 'poll');
+      if (err instanceof AdcpTransportError && err.kind === 'reply_too_large') await this.replyTooLarge(row, lease, err, 'poll');
+      else await this.retryLater(row, lease, err, 'poll');
       return;
     }
     this.metrics.poll(agent.name, 'ok');
@@ -357,9 +358,17 @@ export class OperationService {
       await this.retryLater(row, lease, err, 'send');
       return;
     }
+    if (transport?.kind === 'reply_too_large') return this.replyTooLarge(row, lease, transport, 'call');
     // Correctable and terminal errors are never retried automatically: a person fixes the request.
     const error: AdcpError = adcpError ?? { code: 'TRANSPORT_ERROR', message: describeError(err) };
     await this.observe(row.id, lease, { status: 'failed', source: 'call', error, message: error.message });
+  }
+
+  /** A reply past ADCP_ORCH_MAX_REPLY_BYTES: a read fails; a mutation waits for a person (replyTooLargePlan, work-plans.ts). */
+  private async replyTooLarge(row: OperationRow, lease: Lease, err: AdcpTransportError, source: 'call' | 'poll'): Promise<void> {
+    const error: AdcpError = { code: 'reply_too_large', message: err.message };
+    if (!requiresIdempotencyKey(row.type)) await this.observe(row.id, lease, { status: 'failed', source, error, message: err.message });
+    else await this.finish(row.id, lease, (current) => replyTooLargePlan(current, error, source, this.clock.now()));
   }
 
   /** Claimed work that keeps failing: escalated, never dropped (giveUpPlan, work-plans.ts). */
@@ -392,9 +401,4 @@ export class OperationService {
     if (result.outcome === 'lease_lost') this.log.info({ operation_id: id }, 'lease lost before writing; discarded');
     return result;
   }
-
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }

@@ -10,6 +10,7 @@
  * Both front doors go through here, so a model retrying a tool call and a script
  * retrying a POST get exactly the same guarantees.
  */
+import { jsonTextOf } from '../domain/json-text.js';
 import type { Store } from '../store/index.js';
 import { IdempotencyKeyTaken, type KeyReservation, type Reservation } from '../store/idempotency-repo.js';
 import { EngineError } from './errors.js';
@@ -142,6 +143,6 @@ async function reservedInWork(keyed: Keyed): Promise<OnceResult> {
 }
 
 async function storeAnswer({ store, tenantId, key, sealStored }: Keyed, answer: KeyedAnswer): Promise<void> {
-  const stored = JSON.stringify(answer.body);
+  const stored = jsonTextOf(answer.body);
   await store.idempotency.complete(tenantId, key, answer.statusCode, sealStored ? sealStored.seal(stored) : stored);
 }

@@ -90,3 +90,33 @@ export function giveUpPlan(
     value: null,
   };
 }
+
+/**
+ * A mutation's reply (or a poll of it) that was larger than ADCP_ORCH_MAX_REPLY_BYTES and
+ * was not read. The seller received the request and answered, so it may have acted on it
+ * (a media buy may exist): the operation is `unknown`, stalled for a person, with the
+ * error saying so, and nothing is sent again automatically (asking again would only bring
+ * the same reply, or, past the seller's replay window, act twice). A webhook from the
+ * seller still settles it. Reads end `failed` instead (the operation service): nothing
+ * changed at the seller.
+ */
+export function replyTooLargePlan(current: OperationRow, error: AdcpError, source: 'call' | 'poll', now: number): MutationPlan<null> {
+  const status = isTerminal(current.status as OperationStatus) ? current.status : 'unknown';
+  const reason = `${current.type}: the seller answered, so it may have acted on the request, but its reply was too large to read (${error.message}). Check at the seller; nothing is resent automatically`;
+  const events: NewEvent[] = [];
+  if (status !== current.status) events.push({ source, kind: 'transition', from: current.status, to: status, detail: { reason, error } });
+  if (!current.stalled) events.push({ source, kind: 'stalled', from: current.status, to: status, detail: { reason } });
+  return {
+    patch: {
+      status,
+      ...(status !== current.status ? { status_since: now } : {}),
+      error: JSON.stringify(error),
+      stalled: 1,
+      stalled_reason: reason,
+      next_check_at: null,
+      check_kind: null,
+    },
+    events,
+    value: null,
+  };
+}

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Selectable } from 'kysely';
 import { notificationBody, type BodyOperationSource } from '../domain/notification-body.js';
 import { notificationTypeFor, type NotificationType } from '../domain/notification-types.js';
-import { presentOperation, type EventJsonSource } from '../domain/operation-json.js';
+import { presentOperation, SUMMARY_FIELD_MAX_BYTES, type EventJsonSource } from '../domain/operation-json.js';
 import { CompiledQueries } from './compiled.js';
 import type { Db } from './db.js';
 import type { NotificationsTable } from './schema.js';
@@ -64,7 +64,8 @@ export class NotificationsRepo {
       if (type) (typed ??= []).push({ event, type });
     }
     if (!typed) return [];
-    const operation = presentOperation(row);
+    // Bounded: a large request or result is a marker and a link, never a second copy (notification-body.ts).
+    const operation = presentOperation(row, undefined, { maxFieldBytes: SUMMARY_FIELD_MAX_BYTES });
     const rows = typed.map(({ event, type }): NewNotification => {
       const id = newNotificationId();
       const body = notificationBody({ id, type, tenantId: row.tenant_id, createdAt: event.at, operation, event, publicUrl: this.options.publicUrl }, row);

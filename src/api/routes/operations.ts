@@ -4,11 +4,11 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { OPERATION_STATUSES } from '../../domain/status.js';
 import type { OperationStarter } from '../../engine/operation-starter.js';
-import { listOperations, showOperation } from '../../engine/operation-reads.js';
+import { listOperations, operationWithEvents } from '../../engine/operation-reads.js';
 import type { Store } from '../../store/index.js';
 import { actorOf, requireApiKey, requireRole, tenantOf } from '../auth.js';
 import { idempotent } from '../idempotency.js';
-import { presentOperation } from '../present.js';
+import { operationAnswer, presentOperation, sendBody } from '../present.js';
 
 export const WebhookMode = z.enum(['rfc9421', 'hmac', 'bearer', 'none']);
 /** AdCP spec, governance: the governance agent and plan a spend is checked against before it is sent. */
@@ -93,7 +93,7 @@ export function operationRoutes(app: FastifyInstance, deps: { store: Store; star
         actor: actorOf(req),
         reservation,
       });
-      return { statusCode: 202, body: presentOperation(row) };
+      return { statusCode: 202, body: operationAnswer(row) };
     }, { reserveInWork: true });
   };
 
@@ -118,7 +118,8 @@ export function operationRoutes(app: FastifyInstance, deps: { store: Store; star
     });
   });
 
-  r.get('/v1/operations/:id', { schema: { params: IdParams, tags: ['operations'], summary: 'Show an operation with its events' }, preHandler: asViewer }, async (req) =>
-    showOperation(deps.store, tenantOf(req).id, req.params.id),
-  );
+  r.get('/v1/operations/:id', { schema: { params: IdParams, tags: ['operations'], summary: 'Show an operation with its events' }, preHandler: asViewer }, async (req, reply) => {
+    const { row, events } = await operationWithEvents(deps.store, tenantOf(req).id, req.params.id);
+    return sendBody(reply, 200, operationAnswer(row, events));
+  });
 }

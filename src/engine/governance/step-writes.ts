@@ -13,7 +13,7 @@ import type { AgentRow, Lease, OperationRow, Store } from '../../store/index.js'
 import type { MutateResult, MutationPlan, NewEvent, OperationPatch } from '../../store/operations-repo.js';
 import type { SecretBox } from '../../store/secret-box.js';
 import { endpointFor } from '../agent-endpoints.js';
-import { BrokenCircuitError, type AgentBreakers } from '../breakers.js';
+import { AgentBusyError, BrokenCircuitError, type AgentBreakers } from '../breakers.js';
 import type { ChangeBus } from '../change-bus.js';
 import type { Clock } from '../clock.js';
 import type { Metrics } from '../metrics.js';
@@ -193,11 +193,14 @@ function isEnded(status: string): boolean {
   return status === 'completed' || status === 'failed' || status === 'canceled' || status === 'rejected';
 }
 
-/** No AdCP answer: network, timeout, HTTP or protocol trouble, or the agent's breaker is open. */
+/** No AdCP answer: network, timeout, HTTP or protocol trouble, a reply too large to read, or the agent's breaker is open or its bulkhead full. */
 export function failureOf(err: unknown): CallFailure {
+  if (err instanceof AgentBusyError) return { error: { code: 'AGENT_BUSY', message: err.message }, transient: true };
   if (err instanceof BrokenCircuitError) return { error: { code: 'CIRCUIT_OPEN', message: 'the governance agent failed repeatedly; its circuit breaker is open' }, transient: true };
   if (!(err instanceof AdcpTransportError)) return { error: { code: 'EXCEPTION', message: err instanceof Error ? err.message : String(err) }, transient: true };
   if (err.adcpError) return { error: err.adcpError, transient: err.adcpError.recovery === undefined || err.adcpError.recovery === 'transient' };
+  // An answer we would not read (past ADCP_ORCH_MAX_REPLY_BYTES): asking again gets the same one.
+  if (err.kind === 'reply_too_large') return { error: { code: 'reply_too_large', message: err.message }, transient: false };
   // No AdCP answer at all (unreachable, slow, an HTTP error, a reply we cannot read): there is no
   // decision to act on, so the step is retried; it never turns into permission to spend.
   return { error: { code: err.kind === 'http' ? `HTTP_${err.httpStatus ?? 'ERROR'}` : err.kind.toUpperCase(), message: err.message }, transient: true };

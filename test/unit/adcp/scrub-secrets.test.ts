@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { scrubbingClient, scrubError, scrubSecrets, secretsOfCall } from '../../../src/adcp/scrub-secrets.js';
+import { scrubbingClient, scrubError, scrubReply, scrubSecrets, secretsOfCall } from '../../../src/adcp/scrub-secrets.js';
 import { AdcpTransportError, type AdcpClient, type AgentEndpoint, type TaskReply } from '../../../src/adcp/types.js';
 
 const TOKEN = 'agent-token-0123456789abcdef';
@@ -25,6 +25,19 @@ describe('scrubbing what agents answer', () => {
     expect(clean.n).toBe(5);
     expect(clean.errors[0].details).toEqual({ '[redacted]': 'Bearer [redacted]' });
     expect(clean.message).toContain('"account_id":"acc_1"');
+  });
+
+  it("scrubs a large reply on its data's JSON text, keeping the two in step, and the rest of the reply as well", () => {
+    const data = { products: [{ product_id: 'p1', note: `echo ${HOOK}` }] };
+    const reply: TaskReply = { status: 'completed', data, dataJson: JSON.stringify(data), message: `token ${TOKEN}` };
+    const clean = scrubReply(reply, secretsOfCall(agent, params));
+    expect(clean.dataJson).toBe(JSON.stringify(clean.data));
+    expect(clean.data).toEqual({ products: [{ product_id: 'p1', note: 'echo [redacted]' }] });
+    expect(clean.message).toBe('token [redacted]');
+    // Nothing to clean in the data: the very same data and text are kept (no second parse).
+    const plain = { products: [{ product_id: 'p2' }] };
+    const kept = scrubReply({ status: 'completed', data: plain, dataJson: JSON.stringify(plain) }, [TOKEN]);
+    expect(kept.data).toBe(plain);
   });
 
   it('finds a secret that needs escaping in JSON', () => {
