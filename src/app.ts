@@ -243,6 +243,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     metrics,
     log: logger,
     waitMs: config.ADCP_ORCH_MCP_WAIT_MS,
+    outage,
     taskPollMs: 1_000,
     dashboardBase: () => config.ADCP_ORCH_PUBLIC_URL ?? selfUrl,
   });

@@ -20,6 +20,7 @@ import type { Clock } from './clock.js';
 /** Where an outage was met, the `where` label of the metric. */
 export type OutagePlace =
   | 'api'
+  | 'mcp'
   | 'dashboard'
   | 'webhook'
   | 'scheduler'

@@ -81,7 +81,7 @@ export class Metrics implements OutageCounter {
     this.governanceWait = new Histogram({ name: `${p}governance_wait_seconds`, help: 'Time spent waiting for a governance decision before a spend', buckets, registers });
     this.mcpToolCalls = new Counter({
       name: `${p}mcp_tool_calls_total`,
-      help: 'MCP tool calls by tool and outcome (ok, task, invalid, forbidden, error, internal_error; tool "unknown" for names we do not serve)',
+      help: 'MCP tool calls by tool and outcome (ok, task, invalid, forbidden, error, database_unavailable, internal_error; tool "unknown" for names we do not serve)',
       labelNames: ['tool', 'outcome'],
       registers,
     });

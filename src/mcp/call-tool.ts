@@ -13,6 +13,8 @@ import type { RequestHandlerExtra, RequestTaskStore } from '@modelcontextprotoco
 import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 import { roleRefusal } from '../api/auth.js';
+import { DATABASE_UNAVAILABLE_MESSAGE } from '../api/errors.js';
+import { databaseUnavailable } from '../store/db-errors.js';
 import { presentOperation } from '../domain/operation-json.js';
 import { roleAtLeast } from '../domain/roles.js';
 import { isTerminal, type OperationStatus } from '../domain/status.js';
@@ -70,6 +72,12 @@ export async function callTool(request: CallToolRequest, extra: Extra, base: Omi
       return errorResult(err.code, err.message, err.details);
     }
     if (err instanceof McpError) throw err;
+    if (databaseUnavailable(err)) {
+      // Nothing was done (or it is kept by the idempotency key): the model may call again shortly.
+      base.services.outage?.failed('mcp', err);
+      count('database_unavailable');
+      return errorResult('database_unavailable', DATABASE_UNAVAILABLE_MESSAGE);
+    }
     count('internal_error');
     log.error({ err, tool: tool.name }, 'MCP tool call failed');
     return errorResult('internal_error', 'internal error; it has been logged');

@@ -5,6 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { RequestAuth } from '../api/auth.js';
+import type { DatabaseOutage } from '../engine/database-outage.js';
 import type { AnswerService } from '../engine/answer-service.js';
 import type { CancelService } from '../engine/cancel-operation.js';
 import type { CampaignService } from '../engine/governance/campaigns.js';
@@ -37,6 +38,8 @@ export interface McpServices {
   waitMs: number;
   /** How often a client following a task is told to look again (MCP task `pollInterval`). */
   taskPollMs: number;
+  /** Counts and logs (once per outage) a call that met the database away. */
+  outage?: DatabaseOutage;
 }
 
 /** One tool call: who asked (the session's key), with what, and the call's abort signal. */

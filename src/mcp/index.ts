@@ -28,7 +28,7 @@ export function createMcp(deps: McpDeps): McpLayer {
   const services: McpServices = { ...rest, watch: new OperationWatch(deps.store, deps.live), links: new DashboardLinks(dashboardBase) };
   const sessions = new McpSessions(services);
   return {
-    routes: mcpRoutes({ store: deps.store, sessions }),
+    routes: mcpRoutes({ store: deps.store, sessions, outage: deps.outage }),
     sessions,
     close: () => sessions.closeAll(),
   };

@@ -8,6 +8,8 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { authenticate, type RequestAuth } from '../api/auth.js';
+import { DATABASE_UNAVAILABLE_MESSAGE, databaseUnavailableAnswer } from '../api/errors.js';
+import type { DatabaseOutage } from '../engine/database-outage.js';
 import type { Store } from '../store/index.js';
 import type { McpSessions } from './sessions.js';
 
@@ -22,7 +24,7 @@ declare module 'fastify' {
 
 const rpcError = (code: number, message: string) => ({ jsonrpc: '2.0' as const, error: { code, message }, id: null });
 
-export function mcpRoutes(deps: { store: Store; sessions: McpSessions }) {
+export function mcpRoutes(deps: { store: Store; sessions: McpSessions; outage?: DatabaseOutage }) {
   return async (app: FastifyInstance) => {
     await app.register(async (scope) => {
       scope.setErrorHandler((err: FastifyError, req, reply) => {
@@ -36,6 +38,8 @@ export function mcpRoutes(deps: { store: Store; sessions: McpSessions }) {
             return reply.code(400).send(rpcError(-32700, 'parse error: the body is not valid JSON'));
         }
         if (err instanceof SyntaxError) return reply.code(400).send(rpcError(-32700, 'parse error: the body is not valid JSON'));
+        const away = databaseUnavailableAnswer(err, 'mcp', deps.outage);
+        if (away) return reply.code(away.statusCode).headers(away.headers).send(rpcError(-32000, `database_unavailable: ${DATABASE_UNAVAILABLE_MESSAGE}`));
         req.log.error({ err }, 'MCP: unhandled error');
         return reply.code(500).send(rpcError(-32603, 'internal error'));
       });
