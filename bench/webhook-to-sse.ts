@@ -293,7 +293,7 @@ if (values.client) {
     const fromWindow = bench.app.live.feed.counts.fromWindow - before.fromWindow;
     const databaseReads = bench.app.live.feed.counts.databaseReads - before.databaseReads;
     rows.push({
-      figure: `webhook → SSE at ${fmt(rate)}/s offered${target ? " (the target rate)" : ""} (achieved ${fmt(r.achievedRate)}/s), p50 / p99`,
+      figure: `webhook → SSE at ${fmt(rate)}/s offered${target ? ' (the target rate)' : ''} (achieved ${fmt(r.achievedRate)}/s), p50 / p99`,
       value: `${r.p50.toFixed(1)} / ${r.p99.toFixed(1)} ms`,
       ...(target ? { target: 'p99 ≤ 20 ms at half the ingest rate', pass: r.p99 <= 20 && r.seen === r.sent && r.missing === 0 && r.skipped === 0 && r.non200 === 0 } : {}),
     });
