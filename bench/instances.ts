@@ -10,7 +10,9 @@
  * (bin/adcp-orchestrator.js, bench/lib/serve-instances.ts). All phases' operations are
  * seeded before the first instance starts. Rounds run the instance counts up (1, 2, 4),
  * then down (4, 2, 1), and so on; each count's ratio is the median over rounds of its
- * rate ÷ one instance's rate in the same round.
+ * rate ÷ one instance's rate in the same round. A count that starts instances first
+ * waits past their start-up (`serve` loads the SDK's schemas 2 s after ready) and runs
+ * a small poll and ingest round of its own, not counted, so every count is measured warm.
  *
  * Each count, two phases on fresh operations:
  * - polls: `--poll-ops` seeded `submitted` operations with no timer are made due at once
@@ -105,43 +107,63 @@ try {
   await client.connect();
   await installLeaseAudit(client);
 
+  const secrets = new SecretBox(BENCH_SECRET_KEY);
+  const dir = tempDir();
+  /** `n` submitted operations with no timer (due only when a phase makes them due). */
+  const seedPolls = (prefix: string, n: number) =>
+    seedOperationsPg(client, { n, tenantId: tenant.id, agentId: agent.id, idPrefix: prefix, status: 'submitted', checkKind: 'poll', nextCheckAt: () => null });
+  /** `n` submitted HMAC operations and a file of their signed deliveries (5 each). */
+  const seedWebhooks = async (prefix: string, n: number): Promise<string> => {
+    const ops: SeededOp[] = Array.from({ length: n }, (_, i) => {
+      const id = opId(prefix, i);
+      return { id, token: randomBytes(24).toString('base64url'), taskId: `task-${id}`, secret: randomBytes(32).toString('base64url') };
+    });
+    const farAway = Date.now() + 3_600_000;
+    await seedOperationsPg(client, {
+      n,
+      tenantId: tenant.id,
+      agentId: agent.id,
+      idPrefix: prefix,
+      status: 'submitted',
+      webhookMode: 'hmac',
+      nextCheckAt: () => farAway,
+      row: (i) => ({ webhook_token: ops[i]!.token, webhook_secret_enc: secrets.seal(ops[i]!.secret!) }),
+    });
+    const file = join(dir, `${prefix}requests.ndjson`);
+    const lines = plan(ops).map((d) => {
+      const body = envelope(d);
+      return JSON.stringify({ path: `/webhooks/adcp/${d.op.token}`, headers: hmacHeaders(d.op.secret!, body), body });
+    });
+    writeFileSync(file, lines.join('\n'));
+    return file;
+  };
+
   interface Phase {
     round: number;
     count: number;
     pollPrefix: string;
     ingestPrefix: string;
     ingestFile: string;
+    /** When the phase starts instances: a small poll and ingest round first, not counted, so they are measured warm. */
+    warmUp?: { pollPrefix: string; pollOps: number; ingestPrefix: string; ingestFile: string };
   }
-  const secrets = new SecretBox(BENCH_SECRET_KEY);
-  const dir = tempDir();
   const phases: Phase[] = [];
+  let previousCount = 0;
   for (let round = 0; round < ROUNDS; round++) {
     for (const count of round % 2 === 0 ? COUNTS : [...COUNTS].reverse()) {
-      const pollPrefix = `p${round}k${count}-`;
-      const ingestPrefix = `w${round}k${count}-`;
-      const polls = await seedOperationsPg(client, { n: POLL_OPS, tenantId: tenant.id, agentId: agent.id, idPrefix: pollPrefix, status: 'submitted', checkKind: 'poll', nextCheckAt: () => null });
-      const ops: SeededOp[] = Array.from({ length: INGEST_OPS }, (_, i) => {
-        const id = opId(ingestPrefix, i);
-        return { id, token: randomBytes(24).toString('base64url'), taskId: `task-${id}`, secret: randomBytes(32).toString('base64url') };
-      });
-      const farAway = Date.now() + 3_600_000;
-      const ingest = await seedOperationsPg(client, {
-        n: INGEST_OPS,
-        tenantId: tenant.id,
-        agentId: agent.id,
-        idPrefix: ingestPrefix,
-        status: 'submitted',
-        webhookMode: 'hmac',
-        nextCheckAt: () => farAway,
-        row: (i) => ({ webhook_token: ops[i]!.token, webhook_secret_enc: secrets.seal(ops[i]!.secret!) }),
-      });
-      const ingestFile = join(dir, `${ingestPrefix}requests.ndjson`);
-      writeFileSync(ingestFile, plan(ops).map((d) => {
-        const body = envelope(d);
-        return JSON.stringify({ path: `/webhooks/adcp/${d.op.token}`, headers: hmacHeaders(d.op.secret!, body), body });
-      }).join('\n'));
-      log(`round ${round + 1}, ${count} instance(s): seeded ${POLL_OPS} poll + ${INGEST_OPS} webhook operations in ${(polls.seconds + ingest.seconds).toFixed(1)} s`);
-      phases.push({ round, count, pollPrefix, ingestPrefix, ingestFile });
+      const t0 = performance.now();
+      const phase: Phase = { round, count, pollPrefix: `p${round}k${count}-`, ingestPrefix: `w${round}k${count}-`, ingestFile: '' };
+      await seedPolls(phase.pollPrefix, POLL_OPS);
+      phase.ingestFile = await seedWebhooks(phase.ingestPrefix, INGEST_OPS);
+      if (count > previousCount) {
+        const warm = { pollPrefix: `xp${round}k${count}-`, pollOps: 200 * count, ingestPrefix: `xw${round}k${count}-`, ingestFile: '' };
+        await seedPolls(warm.pollPrefix, warm.pollOps);
+        warm.ingestFile = await seedWebhooks(warm.ingestPrefix, 100 * count);
+        phase.warmUp = warm;
+      }
+      previousCount = count;
+      log(`round ${round + 1}, ${count} instance(s): seeded ${POLL_OPS} poll + ${INGEST_OPS} webhook operations${phase.warmUp ? ' (and a warm-up set)' : ''} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+      phases.push(phase);
     }
   }
   await client.query('ANALYZE operations');
@@ -153,12 +175,27 @@ try {
     while (instances.length > count) await instances.pop()!.stop();
     const started = await Promise.all(Array.from({ length: count - instances.length }, () => startServe(database.url, SERVE_ENV)));
     instances.push(...started);
-    await sleep(1_000); // past start-up work (migrations check, first heartbeat, schema warm-up)
   };
   const sellerStats = async () => {
     const reply = nextMessage<{ stats: { polls: number; repeatPolls: number } }>(seller, (m) => 'stats' in m);
     send(seller, { cmd: 'stats' });
     return (await reply).stats;
+  };
+  /** Makes `n` seeded poll operations due at once and waits until the instances have released them all. */
+  const runPolls = async (prefix: string, n: number) => {
+    await client.query('UPDATE operations SET next_check_at = $1 WHERE id LIKE $2', [Date.now(), `${prefix}%`]);
+    await waitForCount(() => releasesSoFar(client, prefix), n, 180_000, 50);
+  };
+  /** Sends a file of webhooks round-robin over the instances; then waits until every acknowledged one is applied. */
+  const runIngest = async (file: string, prefix: string, seconds: number): Promise<{ load: LoadResult; applyWait: number }> => {
+    const reply = nextMessage(loadgen, (m) => 'result' in m || 'error' in m, seconds * 1000 + 120_000);
+    send(loadgen, { cmd: 'run', origin: instances[0]!.url, origins: instances.map((x) => x.url), file, durationMs: seconds * 1000, ...LOAD });
+    const m = await reply;
+    if (m.error) throw new Error(m.error);
+    const load = m.result as LoadResult;
+    const appliedOf = async () =>
+      Number((await client.query(`SELECT count(*) AS n FROM webhook_deliveries WHERE state = 'applied' AND operation_id LIKE $1`, [`${prefix}%`])).rows[0].n);
+    return { load, applyWait: (await waitForCount(appliedOf, load.ok, 60_000, 20)).seconds };
   };
 
   interface PhaseResult {
@@ -170,14 +207,18 @@ try {
   for (const phase of phases) {
     await scaleTo(phase.count);
     const label = `round ${phase.round + 1}, ${phase.count} instance(s)`;
-    const pids = () => ({ ...Object.fromEntries(instances.map((s, i) => [`instance ${i + 1}`, s.pid])), ...helperPids });
+    if (phase.warmUp) {
+      // `serve` loads the SDK's response schemas 2 s after ready, blocking its loop once: not in a measured phase.
+      await sleep(Math.max(0, Math.max(...instances.map((x) => x.readyAt)) + 3_000 - Date.now()));
+      await runPolls(phase.warmUp.pollPrefix, phase.warmUp.pollOps);
+      await runIngest(phase.warmUp.ingestFile, phase.warmUp.ingestPrefix, 1);
+      log(`${label}: warm-up done`);
+    }
+    const pids = () => ({ ...Object.fromEntries(instances.map((x, i) => [`instance ${i + 1}`, x.pid])), ...helperPids });
 
     // ---- polls ----
     const before = await sellerStats();
-    const pollLoad = await measurePhase(sampler, pids(), async () => {
-      await client.query('UPDATE operations SET next_check_at = $1 WHERE id LIKE $2', [Date.now(), `${phase.pollPrefix}%`]);
-      await waitForCount(() => releasesSoFar(client, phase.pollPrefix), POLL_OPS, 180_000, 50);
-    });
+    const pollLoad = await measurePhase(sampler, pids(), () => runPolls(phase.pollPrefix, POLL_OPS));
     const after = await sellerStats();
     const lease = await leaseReport(client, phase.pollPrefix);
     const { rows: pr } = await client.query(
@@ -189,22 +230,16 @@ try {
     const leased = Number(pr[0].leased);
     const pollRate = applied / lease.windowSeconds;
     const pidOf = (owner: string) => Number(owner.split(':').at(-2));
-    const shares = instances.map((s) => Object.entries(lease.byOwner).filter(([o]) => pidOf(o) === s.pid).reduce((a, [, n]) => a + n, 0));
+    const shares = instances.map((x) => Object.entries(lease.byOwner).filter(([o]) => pidOf(o) === x.pid).reduce((a, [, n]) => a + n, 0));
     log(`${label}, polls: ${fmt(pollRate)}/s (${applied} in ${lease.windowSeconds.toFixed(2)} s), claims per instance ${shares.join('/')}, overlapping ${lease.overlapping}; ${describePhase(pollLoad)}`);
 
     // ---- ingest ----
-    let ingestResult: LoadResult | undefined;
-    let applyWait = 0;
-    const appliedOf = async () => Number((await client.query(`SELECT count(*) AS n FROM webhook_deliveries WHERE state = 'applied' AND operation_id LIKE $1`, [`${phase.ingestPrefix}%`])).rows[0].n);
+    let ingest: { load: LoadResult; applyWait: number } | undefined;
     const ingestLoad = await measurePhase(sampler, pids(), async () => {
-      const reply = nextMessage(loadgen, (m) => 'result' in m || 'error' in m, INGEST_SECONDS * 1000 + 120_000);
-      send(loadgen, { cmd: 'run', origin: instances[0]!.url, origins: instances.map((s) => s.url), file: phase.ingestFile, durationMs: INGEST_SECONDS * 1000, ...LOAD });
-      const m = await reply;
-      if (m.error) throw new Error(m.error);
-      ingestResult = m.result as LoadResult;
-      applyWait = (await waitForCount(appliedOf, ingestResult.ok, 60_000, 20)).seconds;
+      ingest = await runIngest(phase.ingestFile, phase.ingestPrefix, INGEST_SECONDS);
     });
-    const r = ingestResult!;
+    const r = ingest!.load;
+    const applyWait = ingest!.applyWait;
     const ingestRate = r.ok / (r.seconds + applyWait);
     const { rows: wr } = await client.query(
       `SELECT count(*) FILTER (WHERE state = 'applied') AS applied, count(*) FILTER (WHERE state = 'received') AS received,

@@ -12,6 +12,8 @@ import { BENCH_SECRET_KEY, onExit, REPO_ROOT, sleep } from './common.js';
 export interface ServeInstance {
   url: string;
   pid: number;
+  /** When /readyz first answered 200 (epoch ms). */
+  readyAt: number;
   /** The last few kilobytes it wrote. */
   output(): string;
   /** SIGTERM (a graceful stop) and wait for the exit. */
@@ -59,6 +61,7 @@ export async function startServe(databaseUrl: string, env: Record<string, string
   return {
     url,
     pid: child.pid!,
+    readyAt: Date.now(),
     output: () => out,
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
