@@ -175,3 +175,26 @@ export function onStdinMessages(fn: (msg: any) => void): void {
 export function reply(msg: unknown): void {
   process.stdout.write(`${JSON.stringify(msg)}\n`);
 }
+
+export function median(values: number[]): number {
+  if (values.length === 0) return NaN;
+  const s = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+/**
+ * Reads `read` until it reaches `target` (or `timeoutMs` passes): how long that took
+ * (0 when it was there at the first read) and the last count. Used to end a round when
+ * its last acknowledged delivery is applied.
+ */
+export async function waitForCount(read: () => Promise<number> | number, target: number, timeoutMs = 60_000, everyMs = 5): Promise<{ seconds: number; count: number }> {
+  const t0 = performance.now();
+  let count = await read();
+  if (count >= target) return { seconds: 0, count };
+  while (count < target && performance.now() - t0 < timeoutMs) {
+    await sleep(everyMs);
+    count = await read();
+  }
+  return { seconds: (performance.now() - t0) / 1000, count };
+}

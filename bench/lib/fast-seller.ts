@@ -5,7 +5,9 @@
  *   - get_task_status → {task_id, status: 'submitted'} (every 10th task id ending
  *     in 0 answers 'completed' with a small result), like a seller still working;
  *   - create_media_buy → completed at once with a media_buy_id.
- * It counts calls and records the time of the first get_task_status.
+ * It counts calls, records the time of the first get_task_status, and counts polls of
+ * a task id it was already polled for (`repeatPolls`: where each task is due once, a
+ * repeat is a second worker on the same operation, or a re-poll after a lost lease).
  *
  * Run as its own process: `node --import tsx bench/lib/fast-seller.ts` prints
  * {"url": ...} then, on any stdin line, {"stats": {...}}.
@@ -18,6 +20,7 @@ import { onStdinMessages, reply } from './common.js';
 export interface FastSellerStats {
   calls: number;
   polls: number;
+  repeatPolls: number;
   firstPollAt: number | null;
 }
 
@@ -37,7 +40,8 @@ function toolResult(payload: Record<string, unknown>) {
 }
 
 export async function startFastSeller(port = 0): Promise<FastSeller> {
-  const stats: FastSellerStats = { calls: 0, polls: 0, firstPollAt: null };
+  const stats: FastSellerStats = { calls: 0, polls: 0, repeatPolls: 0, firstPollAt: null };
+  const polledTasks = new Set<string>();
   let n = 0;
   const handle = (msg: any): unknown => {
     switch (msg.method) {
@@ -55,6 +59,8 @@ export async function startFastSeller(port = 0): Promise<FastSeller> {
           stats.polls++;
           if (stats.firstPollAt === null) stats.firstPollAt = performance.timeOrigin + performance.now();
           const taskId = String(args.task_id ?? '');
+          if (polledTasks.has(taskId)) stats.repeatPolls++;
+          else polledTasks.add(taskId);
           const done = taskId.endsWith('0');
           return toolResult({
             task_id: taskId,

@@ -9,7 +9,9 @@
  *    "connections":16,"pipelining":4,"inFlight":64,"cycle":false,"label":"..."}
  * where the file holds one request per line: {"path","headers","body"} (body a string).
  * Each request is sent once in file order (or cycled when `cycle`), until the file
- * is exhausted or durationMs passes. stdout: one JSON result line per job.
+ * is exhausted or durationMs passes. With `origins` (several servers), request i goes
+ * to origins[i % n], round-robin, and the connections are split among them.
+ * stdout: one JSON result line per job.
  */
 import { readFileSync } from 'node:fs';
 import { Pool } from 'undici';
@@ -18,6 +20,8 @@ import { onStdinMessages, percentile, reply } from './common.js';
 export interface LoadJob {
   cmd: 'run';
   origin: string;
+  /** Several servers sharing the load round-robin (then `origin` is ignored). */
+  origins?: string[];
   file: string;
   durationMs: number;
   connections: number;
@@ -53,16 +57,20 @@ async function run(job: LoadJob): Promise<LoadResult> {
     .split('\n')
     .filter((l) => l.length > 0)
     .map((l) => JSON.parse(l));
-  const pool = new Pool(job.origin, { connections: job.connections, pipelining: job.pipelining, keepAliveTimeout: 60_000 });
+  const origins = job.origins ?? [job.origin];
+  const pools = origins.map(
+    (origin) => new Pool(origin, { connections: Math.max(1, Math.ceil(job.connections / origins.length)), pipelining: job.pipelining, keepAliveTimeout: 60_000 }),
+  );
   let next = 0;
-  const take = (): Req | undefined => {
+  let taken = 0;
+  const take = (): { r: Req; pool: Pool } | undefined => {
     if (next >= requests.length) {
       if (!job.cycle) return undefined;
       next = 0;
     }
-    return requests[next++];
+    return { r: requests[next++]!, pool: pools[taken++ % pools.length]! };
   };
-  const sendOne = async (r: Req) => {
+  const sendOne = async ({ r, pool }: { r: Req; pool: Pool }) => {
     const res = await pool.request({ path: r.path, method: 'POST', headers: r.headers, body: r.body });
     const text = await res.body.text();
     return { status: res.statusCode, text };
@@ -86,12 +94,12 @@ async function run(job: LoadJob): Promise<LoadResult> {
   const worker = async () => {
     for (;;) {
       if (performance.now() >= deadline) return;
-      const r = take();
-      if (!r) return;
+      const item = take();
+      if (!item) return;
       sent++;
       const t0 = performance.now();
       try {
-        const { status, text } = await sendOne(r);
+        const { status, text } = await sendOne(item);
         latencies.push(performance.now() - t0);
         statuses[status] = (statuses[status] ?? 0) + 1;
         if (status >= 300 && firstErrorBody === undefined) firstErrorBody = `${status} ${text.slice(0, 300)}`;
@@ -103,7 +111,7 @@ async function run(job: LoadJob): Promise<LoadResult> {
   };
   await Promise.all(Array.from({ length: job.inFlight }, worker));
   const seconds = (performance.now() - started) / 1000;
-  await pool.close();
+  await Promise.all(pools.map((p) => p.close()));
   const ok = statuses['200'] ?? 0;
   return {
     label: job.label,

@@ -81,7 +81,8 @@ export interface SeedSpec {
   chunk?: number;
 }
 
-const COLUMNS: Array<keyof OperationRow> = [
+/** The operation columns a seed writes, in the order of seedRow's values. */
+export const SEED_COLUMNS: Array<keyof OperationRow> = [
   'id', 'tenant_id', 'agent_id', 'type', 'status', 'task_id', 'context_id', 'idempotency_key', 'request_body', 'result', 'error',
   'needs_input', 'input_message', 'stalled', 'stalled_reason', 'deadline_at', 'next_check_at', 'check_kind', 'poll_count', 'attempt',
   'lease_owner', 'lease_until', 'lease_epoch', 'webhook_mode', 'webhook_token', 'webhook_secret_enc', 'last_observed_at', 'created_at',
@@ -109,6 +110,39 @@ export function opId(prefix: string, i: number): string {
   return `${prefix}${String(i).padStart(8, '0')}`;
 }
 
+/** The `created` event of a seeded operation, in this column order. */
+export const SEED_EVENT_COLUMNS = ['operation_id', 'tenant_id', 'at', 'source', 'kind', 'from_status', 'to_status', 'detail'];
+
+/**
+ * Row `i` of a seed: the operation's values in SEED_COLUMNS order and its `created`
+ * event's in SEED_EVENT_COLUMNS order (shared by the SQLite seeder below and the
+ * PostgreSQL one, bench/lib/pg-seed.ts). `seedRun` keeps idempotency keys unique across
+ * seeds; they stay sequential within one, so the unique (agent_id, idempotency_key)
+ * index is an append (fast bulk seeding).
+ */
+export function seedRow(spec: SeedSpec, i: number, now: number, seedRun: string): { id: string; op: unknown[]; event: unknown[] } {
+  const id = opId(spec.idPrefix ?? 'op-bench-', i);
+  const key = `${id}-${seedRun}`;
+  const created = now - 60_000;
+  const row = newOperationRow(
+    { id, tenant_id: spec.tenantId, agent_id: spec.agentId, type: 'create_media_buy', idempotency_key: key, request_body: sampleRequestBody(id, key), created_at: created },
+    {
+      status: spec.status ?? 'submitted',
+      task_id: `task-${id}`,
+      deadline_at: created + 24 * 3_600_000,
+      next_check_at: spec.nextCheckAt(i),
+      check_kind: spec.checkKind === undefined ? 'poll' : spec.checkKind,
+      webhook_mode: spec.webhookMode ?? 'none',
+      ...spec.row?.(i),
+    },
+  );
+  return {
+    id,
+    op: SEED_COLUMNS.map((c) => (row as unknown as Record<string, unknown>)[c as string]),
+    event: [id, spec.tenantId, created, 'user', 'created', null, 'requested', null],
+  };
+}
+
 /**
  * Inserts `n` operations (and one `created` event each) with multi-row INSERTs in
  * one transaction per 50k rows, through a separate better-sqlite3 connection
@@ -122,18 +156,15 @@ export function seedOperations(dbPath: string, spec: SeedSpec): { ids: string[];
   db.pragma('busy_timeout = 10000');
   const chunk = spec.chunk ?? 500;
   const now = Date.now();
-  const prefix = spec.idPrefix ?? 'op-bench-';
-  const placeholders = `(${COLUMNS.map(() => '?').join(',')})`;
-  const evPlaceholders = '(?,?,?,?,?,?,?,?)';
+  const placeholders = `(${SEED_COLUMNS.map(() => '?').join(',')})`;
+  const evPlaceholders = `(${SEED_EVENT_COLUMNS.map(() => '?').join(',')})`;
   const stmtFor = new Map<number, { ops: SQLite.Statement; evs: SQLite.Statement }>();
   const stmts = (k: number) => {
     let s = stmtFor.get(k);
     if (!s) {
       s = {
-        ops: db.prepare(`INSERT INTO operations (${COLUMNS.join(',')}) VALUES ${Array(k).fill(placeholders).join(',')}`),
-        evs: db.prepare(
-          `INSERT INTO operation_events (operation_id, tenant_id, at, source, kind, from_status, to_status, detail) VALUES ${Array(k).fill(evPlaceholders).join(',')}`,
-        ),
+        ops: db.prepare(`INSERT INTO operations (${SEED_COLUMNS.join(',')}) VALUES ${Array(k).fill(placeholders).join(',')}`),
+        evs: db.prepare(`INSERT INTO operation_events (${SEED_EVENT_COLUMNS.join(',')}) VALUES ${Array(k).fill(evPlaceholders).join(',')}`),
       };
       stmtFor.set(k, s);
     }
@@ -147,25 +178,10 @@ export function seedOperations(dbPath: string, spec: SeedSpec): { ids: string[];
       const opVals: unknown[] = [];
       const evVals: unknown[] = [];
       for (let i = start; i < start + k; i++) {
-        const id = opId(prefix, i);
-        ids.push(id);
-        // Sequential keys keep the unique (agent_id, idempotency_key) index an append (fast bulk seeding).
-        const key = `${id}-${seedRun}`;
-        const created = now - 60_000;
-        const row = newOperationRow(
-          { id, tenant_id: spec.tenantId, agent_id: spec.agentId, type: 'create_media_buy', idempotency_key: key, request_body: sampleRequestBody(id, key), created_at: created },
-          {
-            status: spec.status ?? 'submitted',
-            task_id: `task-${id}`,
-            deadline_at: created + 24 * 3_600_000,
-            next_check_at: spec.nextCheckAt(i),
-            check_kind: spec.checkKind === undefined ? 'poll' : spec.checkKind,
-            webhook_mode: spec.webhookMode ?? 'none',
-            ...spec.row?.(i),
-          },
-        );
-        for (const c of COLUMNS) opVals.push((row as unknown as Record<string, unknown>)[c as string]);
-        evVals.push(id, spec.tenantId, created, 'user', 'created', null, 'requested', null);
+        const r = seedRow(spec, i, now, seedRun);
+        ids.push(r.id);
+        opVals.push(...r.op);
+        evVals.push(...r.event);
       }
       const s = stmts(k);
       s.ops.run(opVals);
