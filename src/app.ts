@@ -47,6 +47,15 @@ import { PlanBook } from './engine/governance/plan-book.js';
 import { CampaignService } from './engine/governance/campaigns.js';
 import { CampaignWatcher } from './engine/governance/campaign-watcher.js';
 import type { WriteSlot } from './store/write-batch.js';
+import { BuyRecorder } from './engine/media-buys/buy-recorder.js';
+import { ReportIngest } from './engine/media-buys/report-ingest.js';
+import { OperationUrlReports } from './engine/media-buys/operation-url-reports.js';
+import { BuyTracker } from './engine/media-buys/buy-tracker.js';
+import { DeliveryOutcomes } from './engine/media-buys/delivery-outcomes.js';
+import { BuyWorker } from './engine/media-buys/buy-worker.js';
+import { MediaBuyService } from './engine/media-buys/buy-service.js';
+import { ReportingReceiver } from './webhooks/reporting-receiver.js';
+import { applyPendingFires } from './webhooks/recovery.js';
 
 export interface AppOptions {
   config: Config;
@@ -81,6 +90,13 @@ export interface App {
   instanceId: string;
   /** This process among the others on the database (heartbeat, takeover of dead instances' leases). */
   instances: InstancePresence;
+  /** Live media buys: what people do with them (reads, pause, resume, refresh). */
+  mediaBuys: MediaBuyService;
+  /** The engine's entry for authenticated reporting fires. */
+  reportIngest: ReportIngest;
+  reportingReceiver: ReportingReceiver;
+  /** Runs live buys' timers and their governance delivery outcomes. */
+  buyWorker: BuyWorker;
   /** Listens on the configured port; returns the base URL. */
   listen(): Promise<string>;
   close(): Promise<void>;
@@ -100,6 +116,9 @@ export async function createApp(opts: AppOptions): Promise<App> {
   const secrets = new SecretBox(secretKey.key);
   const metrics = new Metrics(store, { instanceDeadAfterMs: config.ADCP_ORCH_INSTANCE_DEAD_AFTER_MS });
   const bus = new ChangeBus();
+  // Live buys: made in the commit that completes their create, whichever path completes it (buy-recorder.ts).
+  const tracking = { graceMs: config.ADCP_ORCH_REPORT_GRACE_MS, statusIntervalMs: config.ADCP_ORCH_MEDIA_BUY_POLL_INTERVAL_MS };
+  store.operations.addWriteHook(new BuyRecorder({ store, tracking, random: () => clock.random(), log: logger }).onOperationWrite);
   const adcp = opts.adcp ?? createAdcpClient();
   const breakers = new AgentBreakers(
     { threshold: config.ADCP_ORCH_BREAKER_THRESHOLD, halfOpenAfterMs: config.ADCP_ORCH_BREAKER_HALF_OPEN_MS, isFailure: isAgentFailure },
@@ -155,16 +174,43 @@ export async function createApp(opts: AppOptions): Promise<App> {
   wakeScheduler = () => scheduler.wake();
   const instances = new InstancePresence(store, clock, logger, { instanceId, deadAfterMs: config.ADCP_ORCH_INSTANCE_DEAD_AFTER_MS, databaseUrl: config.ADCP_ORCH_DATABASE_URL }, () => scheduler.wake());
   const reconciliation = createReconciliation({ store, adcp, secrets, bus, metrics, clock, logger, config, instanceId, timing: operations.options, wake: () => scheduler.wake() });
-  const webhookIngest = new WebhookIngest({ store, operations, metrics, log: logger, now: () => clock.now() });
-  const receiver = new WebhookReceiver({
-    ingest: webhookIngest,
+  const reportIngest = new ReportIngest({ store, bus, metrics, log: logger, tracking, now: () => clock.now(), random: () => clock.random() });
+  const reports = new OperationUrlReports({ store, ingest: reportIngest, now: () => clock.now() });
+  const webhookIngest = new WebhookIngest({ store, operations, metrics, log: logger, now: () => clock.now(), reports });
+  const keySources = new AgentKeySources(config.ADCP_ORCH_ALLOW_PRIVATE_NETWORK);
+  const receiver = new WebhookReceiver({ ingest: webhookIngest, nonces: store.nonces, secrets, keySources, metrics, log: logger, now: () => clock.now() });
+  const reportingReceiver = new ReportingReceiver({
+    ingest: reportIngest,
+    agent: (id) => store.agents.get(id),
     nonces: store.nonces,
     secrets,
-    keySources: new AgentKeySources(config.ADCP_ORCH_ALLOW_PRIVATE_NETWORK),
+    keySources,
     metrics,
     log: logger,
     now: () => clock.now(),
   });
+  const buyCalls = { store, adcp, secrets, bus, breakers, metrics, clock, log: logger, callTimeoutMs: config.ADCP_ORCH_CALL_TIMEOUT_MS };
+  const tracker = new BuyTracker({ ...buyCalls, tracking });
+  const deliveryOutcomes = new DeliveryOutcomes(buyCalls);
+  const buyWorker = new BuyWorker(store, (b) => tracker.run(b), (o) => deliveryOutcomes.run(o), clock, logger, {
+    instanceId,
+    leaseMs: operations.leaseMs,
+    concurrency: 16,
+    tickMs: config.ADCP_ORCH_SCHEDULER_TICK_MS,
+  });
+  const mediaBuys = new MediaBuyService({ store, operations, bus, clock });
+  // A buy's change may make its timers or an outcome due now; its notifications are counted here (this process's).
+  const unsubscribeBuys = [
+    bus.subscribeBuys((change) => {
+      metrics.mediaBuyNotified(change.notifications);
+      buyWorker.wake();
+    }),
+    bus.subscribe((change) => {
+      if (!change.notifications.some((n) => n.type.startsWith('media_buy.'))) return;
+      metrics.mediaBuyNotified(change.notifications);
+      buyWorker.wake();
+    }),
+  ];
   const subscriptions = new SubscriptionDispatcher(store, secrets, eventHorizonFor(store.db, logger), clock, logger, {
     instanceId,
     concurrency: 16,
@@ -186,6 +232,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     onRemoteChange: () => subscriptions.wake(),
   });
   const unsubscribeDispatcher = bus.subscribe(() => subscriptions.wake());
+  const unsubscribeBuyDispatch = bus.subscribeBuys((change) => change.notifications.length > 0 && subscriptions.wake());
   const cancel = new CancelService(store, operations, bus, metrics, clock);
   const dashboard = dashboardRoutes({
     store,
@@ -212,8 +259,9 @@ export async function createApp(opts: AppOptions): Promise<App> {
     spendApproval,
     cancel,
     governance: { guard, plans, campaigns },
+    mediaBuys,
     plugins: [
-      webhookRoutes(receiver, config.ADCP_ORCH_PUBLIC_URL),
+      webhookRoutes(receiver, config.ADCP_ORCH_PUBLIC_URL, reportingReceiver),
       live.routes,
       subscriptionRoutes({ store, secrets, allowPrivateNetwork: config.ADCP_ORCH_ALLOW_PRIVATE_NETWORK, wake: () => subscriptions.wake() }),
       dashboard,
@@ -240,6 +288,10 @@ export async function createApp(opts: AppOptions): Promise<App> {
     subscriptions,
     instanceId,
     instances,
+    mediaBuys,
+    reportIngest,
+    reportingReceiver,
+    buyWorker,
     async listen() {
       // Before anything else: on SQLite this refuses a second serve on the file, or releases a dead one's leases.
       await instances.start();
@@ -248,6 +300,8 @@ export async function createApp(opts: AppOptions): Promise<App> {
       // Deliveries stored by a process that died before applying them come first.
       const recovered = await applyPendingDeliveries(webhookIngest, logger, clock.now(), 0);
       if (recovered > 0) logger.info({ applied: recovered }, 'applied webhook deliveries left by a previous run');
+      const recoveredFires = await applyPendingFires(reportIngest, logger, clock.now(), 0);
+      if (recoveredFires > 0) logger.info({ applied: recoveredFires }, 'applied reporting fires left by a previous run');
       // The first line a person sees at start names the dashboard (Fastify's own wording would say only "Server listening").
       await api.listen({ port: config.PORT, host: config.HOST, listenTextResolver: (address) => `dashboard and API at ${address}/` });
       const addr = api.server.address();
@@ -257,6 +311,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
       subscriptions.start();
       reconciliation.loop.start();
       campaignWatcher.start();
+      buyWorker.start();
       stopMaintenance = startMaintenance(
         [
           {
@@ -264,6 +319,8 @@ export async function createApp(opts: AppOptions): Promise<App> {
             run: async () => {
               const n = await applyPendingDeliveries(webhookIngest, logger);
               if (n > 0) logger.info({ applied: n }, 'applied webhook deliveries left unapplied');
+              const fires = await applyPendingFires(reportIngest, logger);
+              if (fires > 0) logger.info({ applied: fires }, 'applied reporting fires left unapplied');
             },
           },
           {
@@ -290,8 +347,11 @@ export async function createApp(opts: AppOptions): Promise<App> {
       await live.stop();
       await reconciliation.loop.stop();
       await campaignWatcher.stop();
+      await buyWorker.stop();
       await scheduler.stop();
       unsubscribeDispatcher();
+      unsubscribeBuyDispatch();
+      for (const u of unsubscribeBuys) u();
       governance.close();
       await subscriptions.stop();
       await instances.stop();

@@ -27,6 +27,8 @@ import type { PlanBook } from '../engine/governance/plan-book.js';
 import type { CampaignService } from '../engine/governance/campaigns.js';
 import { planRoutes } from './routes/plans.js';
 import { campaignRoutes } from './routes/campaigns.js';
+import { mediaBuyRoutes } from './routes/media-buys.js';
+import type { MediaBuyService } from '../engine/media-buys/buy-service.js';
 
 export interface ApiDeps {
   store: Store;
@@ -46,6 +48,8 @@ export interface ApiDeps {
   cancel?: CancelService;
   /** Governance before every spend (absent in route-level tests: governed requests are then refused with 501). */
   governance?: { guard: GovernanceGuard; plans: PlanBook; campaigns: CampaignService };
+  /** Live media buys (absent in route-level tests that build the API alone). */
+  mediaBuys?: MediaBuyService;
   /** Serve POST /debug/gc (ADCP_ORCH_DEBUG_GC, benchmarks only). */
   debugGc?: boolean;
   /** Extra route groups (webhooks, events, UI) registered by their own modules. */
@@ -90,6 +94,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   if (deps.answers) inputRoutes(app, { store: deps.store, answers: deps.answers });
   settingsRoutes(app, deps);
   if (deps.cancel) cancelRoutes(app, { store: deps.store, cancel: deps.cancel });
+  if (deps.mediaBuys) mediaBuyRoutes(app, { store: deps.store, mediaBuys: deps.mediaBuys });
   if (deps.reconciler) reconcileRoutes(app, { store: deps.store, reconciler: deps.reconciler });
   healthRoutes(app, deps);
   if (deps.debugGc) debugGcRoutes(app, deps);

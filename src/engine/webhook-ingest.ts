@@ -94,6 +94,8 @@ export interface WebhookIngestDeps {
   metrics: Metrics;
   log: Logger;
   now?: () => number;
+  /** Delivery reports sent to a create's own URL go to its buy (src/engine/media-buys/operation-url-reports.ts). */
+  reports?: { atOperation(op: WebhookTarget, d: AuthenticatedDelivery): Promise<IngestOutcome | null> };
 }
 
 type Refusal = Extract<IngestOutcome, { kind: 'refused' }>['reason'];
@@ -119,6 +121,9 @@ export class WebhookIngest {
 
   async ingest(d: AuthenticatedDelivery): Promise<IngestOutcome> {
     const op = d.operation;
+    // A seller reporting a live buy's delivery through the create's own URL: applied to the buy.
+    const report = this.deps.reports ? await this.deps.reports.atOperation(op, d) : null;
+    if (report) return report;
     const conflict = await this.correlationConflict(op, d.claims);
     if (conflict) return conflict;
     const observation = this.observationOf(op, d.claims);

@@ -350,6 +350,8 @@ export interface MediaBuysTable {
   /** The seller's id. */
   media_buy_id: string;
   campaign_id: string | null;
+  /** JSON of the create request's `account`, named again in the seller's reads of the buy. */
+  account: string | null;
   /** JSON {agent_id, plan_id} of a governed buy. */
   governance: string | null;
   /** The approval's governance_context, sealed: sent with each delivery outcome. */

@@ -3,6 +3,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { OPERATION_STATUSES } from '../../domain/status.js';
+import { REPORTING_AUTH, REPORTING_FREQUENCIES } from '../../domain/reporting-webhook.js';
+import type { ReportingAsked } from '../../engine/media-buys/reporting-choice.js';
 import type { OperationService } from '../../engine/operation-service.js';
 import type { SpendApproval } from '../../engine/spend-approval.js';
 import type { GovernanceGuard } from '../../engine/governance/governed-ops.js';
@@ -11,6 +13,7 @@ import { actorOf, requireApiKey, requireRole, tenantOf } from '../auth.js';
 import { ApiError } from '../errors.js';
 import { idempotent } from '../idempotency.js';
 import { presentOperation } from '../present.js';
+import { decodeCursor, encodeCursor } from '../cursor.js';
 
 const WebhookMode = z.enum(['rfc9421', 'hmac', 'bearer', 'none']);
 /** AdCP spec, governance: the governance agent and plan a spend is checked against before it is sent. */
@@ -44,6 +47,11 @@ const MediaBuyInput = z
     request: z.record(z.string(), z.unknown()),
     /** `required`: hold the buy for a person's approval before anything is sent (docs/ARCHITECTURE.md, People in the loop). */
     approval: z.enum(['required']).optional(),
+    /** Our reporting webhook (README, Media buys): its frequency, and how its fires authenticate. */
+    reporting: z
+      .object({ frequency: z.enum(REPORTING_FREQUENCIES).optional(), authentication: z.enum(REPORTING_AUTH).optional() })
+      .strict()
+      .optional(),
   })
   .strict();
 
@@ -61,21 +69,6 @@ const ListQuery = z
 
 const IdParams = z.object({ id: z.string().min(1).max(100) });
 
-interface Cursor {
-  createdAt: number;
-  id: string;
-}
-const encodeCursor = (c: Cursor) => Buffer.from(JSON.stringify([c.createdAt, c.id])).toString('base64url');
-function decodeCursor(s: string): Cursor {
-  try {
-    const [createdAt, id] = JSON.parse(Buffer.from(s, 'base64url').toString('utf8'));
-    if (typeof createdAt === 'number' && typeof id === 'string') return { createdAt, id };
-  } catch {
-    /* fall through */
-  }
-  throw new ApiError(400, 'invalid_cursor', 'cursor is not one this API returned');
-}
-
 const clientKeyOf = (h: string | string[] | undefined) => (typeof h === 'string' ? h : undefined);
 
 export function operationRoutes(app: FastifyInstance, deps: { store: Store; operations: OperationService; spendApproval?: SpendApproval; governanceGuard?: GovernanceGuard }): void {
@@ -88,7 +81,7 @@ export function operationRoutes(app: FastifyInstance, deps: { store: Store; oper
   const start = (
     req: FastifyRequest,
     reply: FastifyReply,
-    body: { agent_id: string; webhook?: z.infer<typeof WebhookMode>; governance?: z.infer<typeof Governance>; approval?: 'required' },
+    body: { agent_id: string; webhook?: z.infer<typeof WebhookMode>; governance?: z.infer<typeof Governance>; approval?: 'required'; reporting?: ReportingAsked },
     task: string,
     requested: Record<string, unknown>,
   ) => {
@@ -116,6 +109,7 @@ export function operationRoutes(app: FastifyInstance, deps: { store: Store; oper
         ...(hold ? { hold } : {}),
         ...(governance ? { governance } : {}),
         ...(reservation ? { reservation } : {}),
+        ...(body.reporting ? { reportingAsked: body.reporting } : {}),
       });
       return { statusCode: 202, body: presentOperation(row) };
     }, { reserveInWork: true });

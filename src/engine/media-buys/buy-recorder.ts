@@ -139,6 +139,7 @@ export function buyFromOperation(op: OperationRow, result: Json, mediaBuyId: str
     operation_id: op.id,
     media_buy_id: mediaBuyId,
     campaign_id: op.parent_id?.startsWith('cmp_') ? op.parent_id : null,
+    account: request.account !== undefined ? JSON.stringify(request.account) : null,
     governance: state ? JSON.stringify({ agent_id: state.agent_id, plan_id: state.plan_id }) : null,
     governance_context_enc: state ? token : null,
     status,

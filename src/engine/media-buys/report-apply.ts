@@ -66,7 +66,10 @@ export async function planReport(ctx: ApplyContext, trx: Tx, buy: MediaBuyRow, i
     fire_id: input.fireId,
     received_at: now,
   };
-  if (!(await ctx.store.reports.insertIn(trx, report))) return { value: 'duplicate' };
+  if (!(await ctx.store.reports.insertIn(trx, report))) {
+    // Known already; a poll that read it again is still a read done (its timer must move on).
+    return { patch: source === 'poll' ? timersAfterDeliveryRead(buy, ctx.tracking, now, ctx.random) : undefined, value: 'duplicate' };
+  }
 
   let outranked: string | null = null;
   let replaced: string[] = [];

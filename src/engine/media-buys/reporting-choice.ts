@@ -35,7 +35,10 @@ export async function chooseReporting(
     return null;
   }
   // Without a public URL no seller can reach us: the buy is polled instead.
-  if (!input.publicUrl) return null;
+  if (!input.publicUrl) {
+    if (asked) throw new EngineError('webhook_unavailable', 'reporting webhooks need ADCP_ORCH_PUBLIC_URL to be set', 400);
+    return null;
+  }
   const auth = asked?.authentication ?? (input.governed ? 'rfc9421' : 'hmac');
   if (input.governed && auth !== 'rfc9421') {
     throw new EngineError(

@@ -29,6 +29,8 @@ async function up(db: Kysely<any>, dialect: DialectName): Promise<void> {
     .addColumn('operation_id', 'text', (c) => c.notNull().unique())
     .addColumn('media_buy_id', 'text', (c) => c.notNull())
     .addColumn('campaign_id', 'text')
+    // JSON of the create's `account` (an account reference): the seller's reads of the buy name it.
+    .addColumn('account', 'text')
     // JSON {agent_id, plan_id} of a governed buy; its token (the approval's governance_context) sealed apart.
     .addColumn('governance', 'text')
     .addColumn('governance_context_enc', 'text')
