@@ -6,7 +6,8 @@
  * behaviour *is* the point of the sandbox are registered as custom tools and
  * answered by SellerCore, which owns idempotency and task state:
  *   create_media_buy
- *   update_media_buy                          (cancellation only)
+ *   update_media_buy                          (cancel, pause/resume, reporting_webhook)
+ *   get_media_buys, get_media_buy_delivery    (the book of live buys, live-buys.ts)
  *   tasks/get, tasks_get, get_task_status     (same handler; 3.0 and 3.1 names)
  *   tasks/list, list_tasks                    (same handler)
  *   sandbox_respond                           (answers input-required / auth-required)
@@ -77,7 +78,8 @@ export function buildAdcpServer(
     instructions:
       'Sandbox seller for testing buyers. get_products lists products whose id selects how create_media_buy ' +
       'behaves (instant, submitted, working, input-required, rejected, failed, auth-required, flaky). ' +
-      'Answer input-required/auth-required tasks with sandbox_respond. Buys for governed accounts (account_id gov_…) ' +
+      'Answer input-required/auth-required tasks with sandbox_respond. Buys then live a compressed flight and report ' +
+      'delivery to their reporting_webhook. Buys for governed accounts (account_id gov_…) ' +
       'need plan_id and a governance_context from the sandbox governance agent, else PERMISSION_DENIED.',
     // Replies are checked against the bundled AdCP schemas in every
     // environment, so a drift in our products shows up in tests.
@@ -109,15 +111,27 @@ export function buildAdcpServer(
         handler: logged('create_media_buy', (args) => core.createMediaBuy(args, caller.principal)),
       },
       update_media_buy: {
-        description: 'Update a media buy this seller created. The sandbox supports cancellation only: {idempotency_key, account, media_buy_id, canceled: true, cancellation_reason?}.',
+        description:
+          'Update a media buy this seller created: {idempotency_key, account, media_buy_id, revision?} with canceled: true ' +
+          '(+ cancellation_reason), paused: true|false, packages: [{package_id, paused}] or reporting_webhook. Nothing else.',
         inputSchema: openInput,
-        handler: async (args: Args) => core.updateMediaBuy(args, caller.principal),
+        handler: logged('update_media_buy', (args) => core.updateMediaBuy(args, caller.principal)),
       },
       get_media_buys: {
-        description: 'Media buys this seller created, filtered by account and media_buy_ids.',
+        description:
+          'Media buys this seller created: {account?, media_buy_ids?, status_filter?, include_snapshot?, include_history?} → ' +
+          'status, revision, valid_actions, packages (paused; snapshot with pacing_index, delivery_status), history, cancellation.',
         inputSchema: openInput,
         annotations: { readOnlyHint: true },
         handler: logged('get_media_buys', (args) => core.getMediaBuys(args)),
+      },
+      get_media_buy_delivery: {
+        description:
+          'Delivery of media buys: {account?, media_buy_ids?, status_filter? (default ["active"]), start_date?, end_date?} → ' +
+          'reporting_period, currency, media_buy_deliveries[], aggregated_totals.',
+        inputSchema: openInput,
+        annotations: { readOnlyHint: true },
+        handler: logged('get_media_buy_delivery', (args) => core.getMediaBuyDelivery(args)),
       },
       'tasks/get': pollConfig('tasks/get'),
       tasks_get: pollConfig('tasks_get'),

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { validActionsForStatus } from '@adcp/sdk/server';
 import { findSandboxProduct, type SandboxProduct } from './products.js';
+import { checkReportingWebhook } from './reporting-webhook.js';
 import type { PushNotificationConfig } from './tasks.js';
 import { isPlainObject } from './wire.js';
 
@@ -53,6 +54,8 @@ export function checkCreateRequest(args: Record<string, unknown>): RequestProble
   }
   const push = checkPushConfig(args.push_notification_config);
   if (push && 'code' in push) return push;
+  const reporting = checkReportingWebhook(args.reporting_webhook);
+  if (reporting && 'code' in reporting) return reporting;
   return { product, ...(push && { push }) };
 }
 

@@ -12,7 +12,8 @@ import {
 } from './behaviours.js';
 import type { GovernanceGate } from './governance-gate.js';
 import { IDEMPOTENCY_KEY_PATTERN, IdempotencyLedger } from './idempotency.js';
-import { MediaBuyBook } from './media-buy-book.js';
+import type { LiveBuys } from './live-buys.js';
+import { getMediaBuyDeliveryReply, getMediaBuysReply } from './media-buy-reads.js';
 import { updateMediaBuy } from './update-media-buy.js';
 import type { DeliveryContent, Notifier } from './notifications.js';
 import { findSandboxProduct, type SandboxBehaviour } from './products.js';
@@ -60,7 +61,6 @@ const TASK_TYPE = 'create_media_buy';
 export class SellerCore {
   readonly tasks = new TaskRegistry();
   private readonly ledger = new IdempotencyLedger();
-  private readonly book = new MediaBuyBook();
   /** Failures already served per idempotency_key by the flaky products. */
   private readonly faultsServed = new Map<string, number>();
 
@@ -68,6 +68,8 @@ export class SellerCore {
     private readonly opts: CoreOptions,
     private readonly notifier: Notifier,
     readonly stats: StatsRecorder,
+    /** The buys this seller created, living their flights (live-buys.ts). */
+    readonly live: LiveBuys,
     private readonly gate?: GovernanceGate,
   ) {
     // Every change after the initial reply is a webhook-worthy event.
@@ -140,7 +142,7 @@ export class SellerCore {
       case 'held_reply': {
         const mediaBuy = buildMediaBuy(args);
         this.stats.mediaBuyCreated(key);
-        this.book.record(args, mediaBuy);
+        this.live.record(args, mediaBuy);
         return ok({ ...mediaBuy, ...echo });
       }
       case 'submitted':
@@ -187,14 +189,19 @@ export class SellerCore {
     return this.opts.freshToken !== undefined;
   }
 
-  /** `update_media_buy`: only cancellation (src/sandbox/update-media-buy.ts). */
+  /** `update_media_buy`: cancel, pause/resume, reporting_webhook (src/sandbox/update-media-buy.ts). */
   updateMediaBuy(args: Record<string, unknown>, principal: string): Promise<ToolResult> {
-    return updateMediaBuy(this.book, this.ledger, args, principal);
+    return updateMediaBuy(this.live, this.ledger, args, principal);
   }
 
   /** `get_media_buys`: the buys this seller created for the account (no pagination: a sandbox holds few). */
   getMediaBuys(args: Record<string, unknown>): ToolResult {
-    return ok({ media_buys: this.book.list(args), pagination: { has_more: false } });
+    return getMediaBuysReply(this.live.book, args);
+  }
+
+  /** `get_media_buy_delivery`: lifetime or date-range delivery of the account's buys (media-buy-reads.ts). */
+  getMediaBuyDelivery(args: Record<string, unknown>): ToolResult {
+    return getMediaBuyDeliveryReply(this.live.book, args);
   }
 
   /** The completion a scheduled or approved task reaches: a fresh media buy. */
@@ -205,7 +212,7 @@ export class SellerCore {
     const done = this.tasks.transition(taskId, 'completed', { result });
     if (done && !override) {
       this.stats.mediaBuyCreated(task.idempotency_key);
-      this.book.record(task.request ?? {}, result);
+      this.live.record(task.request ?? {}, result);
     }
     return done;
   }

@@ -3,8 +3,14 @@
  * for `create_media_buy` (decided by the FIRST package's product_id), so a
  * demo or a test picks an async path just by choosing a product. `get_products`
  * returns them all, which is how a user discovers the knobs.
+ *
+ * Each package then delivers by its own product's curve (delivery.ts):
+ * linear unless the product says `under` or `over`. A product with
+ * `awaitsCreatives` keeps its buy in `pending_creatives` until creatives are
+ * assigned (the seam for creative review; today a test hook assigns them).
  */
-import { DEFAULT_REPORTING_CAPABILITIES } from '@adcp/sdk/server';
+import type { DeliveryCurve } from './delivery.js';
+import { REPORTING_FREQUENCIES } from './flight.js';
 
 export type SandboxBehaviour =
   | 'instant'
@@ -24,6 +30,10 @@ export interface SandboxProduct {
   behaviour: SandboxBehaviour;
   name: string;
   description: string;
+  /** How a package of this product delivers. Default linear. */
+  delivery?: DeliveryCurve;
+  /** The buy stays pending_creatives until creatives are assigned. */
+  awaitsCreatives?: boolean;
 }
 
 export const SANDBOX_PRODUCTS = [
@@ -106,6 +116,27 @@ export const SANDBOX_PRODUCTS = [
       'release it (or the caller goes away): a send that is in flight for as long as a test needs; ' +
       'a retry with the same key and bytes replays the original result at once.',
   },
+  {
+    product_id: 'sandbox_underpacing',
+    behaviour: 'instant',
+    delivery: 'under',
+    name: 'Sandbox: under-delivering',
+    description: 'Succeeds synchronously; the package then delivers 40% of a linear plan (pacing index about 0.4).',
+  },
+  {
+    product_id: 'sandbox_overpacing',
+    behaviour: 'instant',
+    delivery: 'over',
+    name: 'Sandbox: over-delivering',
+    description: 'Succeeds synchronously; the package then delivers 150% of a linear plan until its budget is exhausted.',
+  },
+  {
+    product_id: 'sandbox_awaiting_creatives',
+    behaviour: 'instant',
+    awaitsCreatives: true,
+    name: 'Sandbox: awaiting creatives',
+    description: 'Succeeds synchronously; the buy stays pending_creatives until creatives are assigned to it.',
+  },
 ] as const satisfies readonly SandboxProduct[];
 
 export type SandboxProductId = (typeof SANDBOX_PRODUCTS)[number]['product_id'];
@@ -113,8 +144,11 @@ export type SandboxProductId = (typeof SANDBOX_PRODUCTS)[number]['product_id'];
 export const SANDBOX_PRODUCT_IDS: readonly SandboxProductId[] = SANDBOX_PRODUCTS.map((p) => p.product_id);
 
 export function findSandboxProduct(productId: unknown): SandboxProduct | undefined {
-  return SANDBOX_PRODUCTS.find((p) => p.product_id === productId);
+  return (SANDBOX_PRODUCTS as readonly SandboxProduct[]).find((p) => p.product_id === productId);
 }
+
+/** The CPM every sandbox product is sold at (its pricing option's fixed_price). */
+export const SANDBOX_CPM = 10;
 
 /** The pricing option every sandbox product offers; buyers pass it back in packages. */
 export const SANDBOX_PRICING_OPTION_ID = 'cpm_usd_fixed';
@@ -132,8 +166,15 @@ export function toAdcpProduct(p: SandboxProduct, agentUrl: string): Record<strin
     format_ids: [{ agent_url: agentUrl, id: 'display_300x250' }],
     delivery_type: 'guaranteed',
     pricing_options: [
-      { pricing_option_id: SANDBOX_PRICING_OPTION_ID, pricing_model: 'cpm', currency: 'USD', fixed_price: 10 },
+      { pricing_option_id: SANDBOX_PRICING_OPTION_ID, pricing_model: 'cpm', currency: 'USD', fixed_price: SANDBOX_CPM },
     ],
-    reporting_capabilities: DEFAULT_REPORTING_CAPABILITIES,
+    reporting_capabilities: {
+      available_reporting_frequencies: [...REPORTING_FREQUENCIES],
+      expected_delay_minutes: 0,
+      timezone: 'UTC',
+      supports_webhooks: true,
+      available_metrics: ['impressions', 'spend', 'clicks'],
+      date_range_support: 'date_range',
+    },
   };
 }

@@ -14,6 +14,11 @@
  *   --no-a2a                 SANDBOX_SELLER_A2A=0
  *   --governance-url U       SANDBOX_SELLER_GOVERNANCE_URL   (trust this governance agent for gov_… accounts;
  *                                                             its JWKS at <origin of U>/.well-known/jwks.json)
+ *   --report-interval-ms N   SANDBOX_SELLER_REPORT_INTERVAL_MS (one flight tick per N ms; default 10000)
+ *   --flight-periods N       SANDBOX_SELLER_FLIGHT_PERIODS    (most periods per flight; default 6)
+ *   --status-step-ms N       SANDBOX_SELLER_STATUS_STEP_MS    (time in each pending status; default 1000)
+ *   --no-report-clock        SANDBOX_SELLER_REPORT_CLOCK=0    (the flight clock starts stopped)
+ *   --envelope-reports       SANDBOX_SELLER_REPORT_STYLE=envelope (3.1 envelope fires)
  *
  * The first line of standard output is a JSON object
  * {"url", "a2aUrl", "origin", "jwksUrl", "pid"} so a parent process can read
@@ -43,6 +48,11 @@ async function main(): Promise<void> {
       'flaky-failures': { type: 'string' },
       'no-a2a': { type: 'boolean' },
       'governance-url': { type: 'string' },
+      'report-interval-ms': { type: 'string' },
+      'flight-periods': { type: 'string' },
+      'status-step-ms': { type: 'string' },
+      'no-report-clock': { type: 'boolean' },
+      'envelope-reports': { type: 'boolean' },
     },
   });
   const env = process.env;
@@ -60,6 +70,14 @@ async function main(): Promise<void> {
   const flaky = intOption('flaky-failures', values['flaky-failures'] ?? env.SANDBOX_SELLER_FLAKY_FAILURES);
   if (flaky !== undefined) opts.flakyFailures = flaky;
   if (values['no-a2a'] || env.SANDBOX_SELLER_A2A === '0') opts.a2a = false;
+  const interval = intOption('report-interval-ms', values['report-interval-ms'] ?? env.SANDBOX_SELLER_REPORT_INTERVAL_MS);
+  if (interval !== undefined) opts.reportIntervalMs = interval;
+  const periods = intOption('flight-periods', values['flight-periods'] ?? env.SANDBOX_SELLER_FLIGHT_PERIODS);
+  if (periods !== undefined) opts.flightPeriods = periods;
+  const step = intOption('status-step-ms', values['status-step-ms'] ?? env.SANDBOX_SELLER_STATUS_STEP_MS);
+  if (step !== undefined) opts.statusStepMs = step;
+  if (values['no-report-clock'] || env.SANDBOX_SELLER_REPORT_CLOCK === '0') opts.reportClock = false;
+  if (values['envelope-reports'] || env.SANDBOX_SELLER_REPORT_STYLE === 'envelope') opts.reportBodyStyle = 'envelope';
   const governanceUrl = values['governance-url'] ?? env.SANDBOX_SELLER_GOVERNANCE_URL;
   if (governanceUrl) {
     opts.governance = { agentUrl: governanceUrl, jwksUrl: new URL('/.well-known/jwks.json', governanceUrl).toString() };

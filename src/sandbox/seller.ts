@@ -20,8 +20,11 @@ import { GovernanceGate, type SellerGovernanceOptions } from './governance-gate.
 import { McpEndpoint, readJsonRpc, sendJson } from './http.js';
 import { buildAdcpServer, newUnusedStateStore, type ToolCaller } from './adcp-server.js';
 import { SellerCore, type BehindBackTask } from './core.js';
+import { reportingHooks, type ReportingHooks } from './live-buy-hooks.js';
+import { LiveBuys, resolveLiveBuyOptions, type LiveBuyOptions } from './live-buys.js';
 import type { BookedMediaBuy } from './media-buy-book.js';
 import { Notifier, type DeliveryContent } from './notifications.js';
+import { Reporter } from './reporting.js';
 import { mintWebhookSigningIdentity, type PublicJwks } from './signing-key.js';
 import { StatsRecorder, type SellerStats } from './stats.js';
 import { runInRequestSpan } from './request-span.js';
@@ -33,7 +36,11 @@ import { isPlainObject } from './wire.js';
 export { SANDBOX_PRODUCTS, SANDBOX_PRODUCT_IDS, SANDBOX_PRICING_OPTION_ID } from './products.js';
 export type { SandboxProductId } from './products.js';
 export type { SellerStats, PollRecord, WebhookRecord, CreateRequestRecord, CallRecord, ContinuationRecord } from './stats.js';
-export type { BookedMediaBuy } from './media-buy-book.js';
+export type { BookedMediaBuy, BookedPackage, DeliveredPeriod, HistoryEntry, MediaBuyStatus } from './media-buy-book.js';
+export type { LiveBuyOptions } from './live-buys.js';
+export type { ReportingHooks } from './live-buy-hooks.js';
+export type { FireRecord } from './reporting.js';
+export type { ReportBodyStyle } from './report-body.js';
 export type { WebhookSender, WebhookDelivery, WebhookDeliveryResult } from './webhook-sender.js';
 export type { BehindBackTask } from './core.js';
 export type { DeliveryContent } from './notifications.js';
@@ -41,7 +48,8 @@ export type { PublicJwks } from './signing-key.js';
 export type { SellerGovernanceOptions, GovernanceRefusal } from './governance-gate.js';
 export { GOVERNED_ACCOUNT_PREFIX } from './governance-gate.js';
 
-export interface SandboxSellerOptions {
+/** The flight clock's options (reportIntervalMs, flightPeriods, statusStepMs, reportClock, reportBodyStyle) are in live-buys.ts. */
+export interface SandboxSellerOptions extends LiveBuyOptions {
   /** 0 (default) picks a free port. */
   port?: number;
   /** Default 127.0.0.1. */
@@ -96,8 +104,10 @@ export interface SandboxSeller {
   /** Stops listening, cancels pending task timers, waits for in-flight webhooks. */
   close(): Promise<void>;
   stats(): SellerStats;
-  /** The media buys this seller has on its book (created, and canceled ones marked so). */
+  /** The media buys this seller has on its book (copies): status, revision, history, flight, delivered periods. */
   mediaBuys(): BookedMediaBuy[];
+  /** Test hooks on live buys and their delivery reports (live-buy-hooks.ts). */
+  reporting: ReportingHooks;
   /** A copy of the seller's record of a task. */
   getTask(taskId: string): SandboxTask | undefined;
   /** Force a task to completed now (result defaults to a freshly built media buy). Webhook fires. */
@@ -146,6 +156,17 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
   const identity = mintWebhookSigningIdentity();
   const stats = new StatsRecorder();
   const sender = opts.webhookSigner ?? createSdkWebhookSender(identity.signerKey, opts.webhookRetry);
+  // Badly signed RFC 9421 fires are signed with a key the buyer never saw; made on first use.
+  let forger: WebhookSender | undefined;
+  const reporter = new Reporter(
+    sender,
+    () => {
+      if (opts.webhookSigner) throw new Error('a badly signed RFC 9421 fire needs the default webhook sender');
+      return (forger ??= createSdkWebhookSender(mintWebhookSigningIdentity().signerKey, opts.webhookRetry));
+    },
+    opts.reportBodyStyle ?? 'bare',
+  );
+  const live = new LiveBuys(resolveLiveBuyOptions(opts), reporter);
   const notifier = new Notifier(
     sender,
     stats,
@@ -167,6 +188,7 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
     },
     notifier,
     stats,
+    live,
     gate,
   );
 
@@ -271,15 +293,19 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
     close() {
       closed ??= (async () => {
         core.tasks.close();
+        live.close();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         sender.close?.();
-        await notifier.drain();
+        forger?.close?.();
+        await Promise.all([notifier.drain(), reporter.drain()]);
       })();
       return closed;
     },
-    stats: () => core.stats.snapshot({ tasks: core.tasks.size, jwks: identity.jwks, governanceRefusals: structuredClone(gate.refusals) }),
-    mediaBuys: () => core.getMediaBuys({}).structuredContent.media_buys as BookedMediaBuy[],
+    stats: () =>
+      core.stats.snapshot({ tasks: core.tasks.size, jwks: identity.jwks, governanceRefusals: structuredClone(gate.refusals), reportFires: reporter.list() }),
+    mediaBuys: () => structuredClone(live.book.all()),
+    reporting: reportingHooks(live),
     getTask: (taskId) => {
       const t = core.tasks.get(taskId);
       return t && structuredClone(t);
@@ -288,7 +314,9 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
     setTaskStatus: (taskId, status, patch) => core.setTaskStatus(taskId, status, patch),
     createTaskBehindBuyersBack: (o) => core.createTaskBehindBuyersBack(o),
     sendWebhook: (taskId, content) => core.sendWebhook(taskId, content),
-    webhooksSettled: () => notifier.drain(),
+    webhooksSettled: async () => {
+      await Promise.all([notifier.drain(), reporter.drain()]);
+    },
     heldReplies: () => held.size,
     releaseHeldReplies: (as = 'reply') => held.release(as),
   };

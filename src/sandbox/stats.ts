@@ -4,6 +4,7 @@
  * polled (with times), and every webhook delivery attempt.
  */
 import type { GovernanceRefusal } from './governance-gate.js';
+import type { FireRecord } from './reporting.js';
 import { currentRequestSpan } from './request-span.js';
 
 export interface PollRecord {
@@ -53,6 +54,8 @@ export interface CallRecord {
   at: string;
   idempotency_key?: string;
   task_id?: string;
+  /** The call's arguments as received (a copy). */
+  args: Record<string, unknown>;
 }
 
 /** One follow-up message on an open A2A task (an answer to input-required / auth-required). */
@@ -85,6 +88,8 @@ export interface SellerStats {
   jwks: { keys: unknown[] };
   /** create_media_buy calls for governed accounts refused at the governance gate, with the reason. */
   governanceRefusals: GovernanceRefusal[];
+  /** Every delivery report fire, with the receiver's answer (reporting.ts). */
+  reportFires: FireRecord[];
 }
 
 const bump = (m: Record<string, number>, k: string): void => {
@@ -104,7 +109,7 @@ export class StatsRecorder {
   private readonly continuations: ContinuationRecord[] = [];
 
   call(tool: string, args: Record<string, unknown>): void {
-    const record: CallRecord = { tool, at: new Date().toISOString() };
+    const record: CallRecord = { tool, at: new Date().toISOString(), args: structuredClone(args) };
     if (typeof args.idempotency_key === 'string') record.idempotency_key = args.idempotency_key;
     if (typeof args.task_id === 'string') record.task_id = args.task_id;
     this.calls.push(record);
@@ -151,7 +156,7 @@ export class StatsRecorder {
     this.webhooks.push(record);
   }
 
-  snapshot(extra: Pick<SellerStats, 'tasks' | 'jwks' | 'governanceRefusals'>): SellerStats {
+  snapshot(extra: Pick<SellerStats, 'tasks' | 'jwks' | 'governanceRefusals' | 'reportFires'>): SellerStats {
     // Copies, so a caller holding a snapshot sees a stable picture.
     return structuredClone({
       mediaBuysCreated: this.mediaBuysCreated,

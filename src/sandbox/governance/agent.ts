@@ -22,10 +22,12 @@ import { McpEndpoint, readJsonRpc, sendJson } from '../http.js';
 import { GovernanceCore } from './core.js';
 import { buildGovernanceServer, GOVERNANCE_SKILLS } from './server.js';
 import type { GovernanceJwks } from './signing.js';
+import type { DeliveryRecord } from './delivery-ledger.js';
 import type { GovernanceStats } from './stats.js';
 
 export type { GovernanceStats, CheckStat, OutcomeStat, ReviewStat } from './stats.js';
 export type { GovernanceJwks, GovernanceJwk } from './signing.js';
+export type { DeliveryRecord } from './delivery-ledger.js';
 
 /** The spec's ceiling for an intent approval. */
 export const MAX_APPROVAL_TTL_SECONDS = 900;
@@ -57,6 +59,12 @@ export interface SandboxGovernance {
   jwksUrl: string;
   jwks: GovernanceJwks;
   stats(): GovernanceStats;
+  /**
+   * The delivery ledger (copies): every delivery outcome recorded, optionally
+   * for one plan, in arrival order; a report replaced by a later one for the
+   * same buy and period carries `superseded_by`. Replays never appear.
+   */
+  deliveries(planId?: string): DeliveryRecord[];
   /** End a pending human review now, as sandbox_review does. */
   resolveReview(taskId: string, decision: 'approved' | 'denied', reason?: string): Promise<void>;
   close(): Promise<void>;
@@ -155,6 +163,7 @@ export async function startSandboxGovernance(opts: SandboxGovernanceOptions = {}
     jwksUrl: `${origin}/.well-known/jwks.json`,
     jwks: ready.signer.jwks,
     stats: () => ready.snapshot(),
+    deliveries: (planId) => structuredClone(ready.deliveries.records.filter((r) => planId === undefined || r.plan_id === planId)),
     async resolveReview(taskId, decision, reason) {
       const reply = await ready.checks.resolveReview(taskId, 'tool', decision, reason);
       if (reply.isError) throw new Error(`cannot resolve review ${taskId}: ${JSON.stringify(reply.structuredContent.adcp_error)}`);

@@ -4,14 +4,21 @@
  * trail of entries, in the 3.0 reply shape. Entries carry each check's
  * `plan_hash`, so an auditor can tie every attestation to the plan revision it
  * was evaluated over.
+ *
+ * Delivery outcomes are entries too (their period and figures in
+ * `explanation`, the only free field the 3.0 entry allows); the delivery
+ * ledger itself (delivered beside committed, per plan and per report) is
+ * under the reply's `ext.sandbox.delivery`, since the 3.0 budget object has
+ * no field for it.
  */
 import type { CheckDesk, CheckRecord } from './checks.js';
+import type { DeliveryLedger } from './delivery-ledger.js';
 import type { OutcomeDesk, OutcomeRecord } from './outcomes.js';
 import type { PlanBook, StoredPlan } from './plans.js';
 import { assertValidReply } from './schema-check.js';
 import { errorResult, ok, type ToolResult } from '../wire.js';
 
-export function auditLogReply(args: Record<string, unknown>, plans: PlanBook, checks: CheckDesk, outcomes: OutcomeDesk): ToolResult {
+export function auditLogReply(args: Record<string, unknown>, plans: PlanBook, checks: CheckDesk, outcomes: OutcomeDesk, deliveries: DeliveryLedger): ToolResult {
   const contexts = Array.isArray(args.governance_contexts) ? new Set(args.governance_contexts.map(String)) : undefined;
   const ids = new Set<string>([
     ...(Array.isArray(args.plan_ids) ? args.plan_ids.map(String) : []),
@@ -46,6 +53,7 @@ export function auditLogReply(args: Record<string, unknown>, plans: PlanBook, ch
         ...(args.include_entries === true && { entries: entries(planChecks, planOutcomes) }),
       };
     }),
+    ext: { sandbox: { delivery: found.map((plan) => deliveryLedgerView(plan, deliveries, inScope)) } },
   };
   assertValidReply('get_plan_audit_logs', body);
   return ok(body);
@@ -114,8 +122,31 @@ function entries(planChecks: CheckRecord[], planOutcomes: OutcomeRecord[]): Arra
     governance_context: o.governance_context,
     purchase_type: o.purchase_type,
     outcome_status: o.status,
+    ...(o.delivery && {
+      explanation: `Delivered ${o.delivery.spend} (${o.delivery.impressions} impressions) in ${o.delivery.reporting_period.start} – ${o.delivery.reporting_period.end}.`,
+    }),
   }));
   return [...fromChecks, ...fromOutcomes].sort((a, b) => (a.timestamp < b.timestamp ? -1 : a.timestamp > b.timestamp ? 1 : 0));
 }
 
 const round2 = (n: number): number => Math.round(n * 100) / 100;
+
+function deliveryLedgerView(plan: StoredPlan, deliveries: DeliveryLedger, inScope: (gc: string | undefined) => boolean): Record<string, unknown> {
+  const reports = deliveries.records.filter((r) => r.plan_id === plan.plan_id && inScope(r.governance_context));
+  const standing = reports.filter((r) => r.superseded_by === undefined);
+  return {
+    plan_id: plan.plan_id,
+    committed: plan.committedBudget,
+    delivered_spend: round2(standing.reduce((n, r) => n + r.spend, 0)),
+    delivered_impressions: standing.reduce((n, r) => n + r.impressions, 0),
+    reports: reports.map((r) => ({
+      outcome_id: r.outcome_id,
+      ...(r.check_id && { check_id: r.check_id }),
+      reporting_period: r.reporting_period,
+      spend: r.spend,
+      impressions: r.impressions,
+      status: r.status,
+      ...(r.superseded_by && { superseded_by: r.superseded_by }),
+    })),
+  };
+}

@@ -10,6 +10,7 @@
  */
 import { auditLogReply } from './audit.js';
 import { CheckDesk, type CheckTimings } from './checks.js';
+import { DeliveryLedger } from './delivery-ledger.js';
 import { OutcomeDesk } from './outcomes.js';
 import { isPlanIssue, PlanBook } from './plans.js';
 import { assertValidReply, requestIssues, schemaError } from './schema-check.js';
@@ -17,7 +18,7 @@ import { GovernanceSigner } from './signing.js';
 import { GovernanceStatsRecorder, type GovernanceStats } from './stats.js';
 import { IdempotencyLedger } from '../idempotency.js';
 import { getTaskReply, listTasksReply } from '../task-views.js';
-import { errorResult, ok, type ToolResult } from '../wire.js';
+import { errorResult, isPlainObject, ok, type ToolResult } from '../wire.js';
 
 /** One caller, one idempotency scope: the sandbox is single-tenant. */
 const PRINCIPAL = 'sandbox-governance';
@@ -28,6 +29,8 @@ export class GovernanceCore {
   readonly stats = new GovernanceStatsRecorder();
   readonly checks: CheckDesk;
   readonly outcomes: OutcomeDesk;
+  /** Delivery reported per plan and buy (report_plan_outcome outcome: delivery). */
+  readonly deliveries = new DeliveryLedger();
   private readonly ledger = new IdempotencyLedger();
 
   constructor(
@@ -36,7 +39,7 @@ export class GovernanceCore {
     private readonly timings: CheckTimings,
   ) {
     this.checks = new CheckDesk(this.plans, this.signer, agentUrl, timings, this.stats);
-    this.outcomes = new OutcomeDesk(this.plans, this.checks, this.signer, timings.now);
+    this.outcomes = new OutcomeDesk(this.plans, this.checks, this.signer, timings.now, this.deliveries);
   }
 
   async syncPlans(args: Record<string, unknown>): Promise<ToolResult> {
@@ -83,6 +86,7 @@ export class GovernanceCore {
       outcome: String(args.outcome),
       committed,
       ...(typeof result.structuredContent.status === 'string' && { status: result.structuredContent.status }),
+      ...(args.outcome === 'delivery' && isPlainObject(args.delivery) && { delivery: structuredClone(args.delivery) }),
       replayed: outcome === 'replay',
       at: new Date(this.timings.now()).toISOString(),
     });
@@ -92,7 +96,7 @@ export class GovernanceCore {
   getPlanAuditLogs(args: Record<string, unknown>): ToolResult {
     const issues = requestIssues('get_plan_audit_logs', args);
     if (issues.length > 0) return schemaError('get_plan_audit_logs', issues);
-    return auditLogReply(args, this.plans, this.checks, this.outcomes);
+    return auditLogReply(args, this.plans, this.checks, this.outcomes, this.deliveries);
   }
 
   getTask(args: Record<string, unknown>): ToolResult {
@@ -116,12 +120,14 @@ export class GovernanceCore {
   snapshot(): GovernanceStats {
     const planVersions: Record<string, number> = {};
     const committedByPlan: Record<string, number> = {};
+    const deliveredByPlan: Record<string, number> = {};
     for (const id of this.plans.ids()) {
       const plan = this.plans.get(id)!;
       planVersions[id] = plan.version;
       committedByPlan[id] = plan.committedBudget;
+      deliveredByPlan[id] = this.deliveries.deliveredSpend(id);
     }
-    return this.stats.snapshot({ planVersions, committedByPlan, jwks: this.signer.jwks });
+    return this.stats.snapshot({ planVersions, committedByPlan, deliveredByPlan, deliveries: structuredClone(this.deliveries.records), jwks: this.signer.jwks });
   }
 
   close(): void {

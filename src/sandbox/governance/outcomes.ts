@@ -6,7 +6,10 @@
  *   `seller_response.packages[].budget` (AdCP 3.0). A check's spend is
  *   committed once: a second `completed` report for the same check (under a
  *   new key) commits nothing and answers `findings`.
- * - `failed` and `delivery` commit nothing.
+ * - `failed` commits nothing.
+ * - `delivery` commits nothing: it goes to the delivery ledger
+ *   (delivery-ledger.ts), delivered spend beside committed, findings when
+ *   delivery passes what was committed.
  * - The same `idempotency_key` again replays the first reply (`replayed:
  *   true`) and commits nothing (the ledger in core.ts does that).
  *
@@ -14,8 +17,9 @@
  * committed (the seller did commit it) and reported as `findings`.
  */
 import { randomUUID } from 'node:crypto';
-import type { CheckDesk } from './checks.js';
-import type { PlanBook } from './plans.js';
+import type { CheckDesk, CheckRecord } from './checks.js';
+import type { DeliveryLedger } from './delivery-ledger.js';
+import type { PlanBook, StoredPlan } from './plans.js';
 import type { Finding } from './rules.js';
 import { assertValidReply } from './schema-check.js';
 import type { GovernanceSigner } from './signing.js';
@@ -32,6 +36,8 @@ export interface OutcomeRecord {
   governance_context: string;
   seller_reference?: string;
   purchase_type: string;
+  /** For a delivery outcome: the period and what it delivered. */
+  delivery?: { reporting_period: { start: string; end: string }; spend: number; impressions: number };
   at: string;
 }
 
@@ -43,6 +49,7 @@ export class OutcomeDesk {
     private readonly checks: CheckDesk,
     private readonly signer: GovernanceSigner,
     private readonly now: () => number,
+    private readonly deliveries: DeliveryLedger,
   ) {}
 
   /** Runs once per idempotency key (the caller's ledger guarantees it); args are schema-valid. */
@@ -72,8 +79,12 @@ export class OutcomeDesk {
       });
     }
 
-    const findings: Finding[] = [];
     const purchaseType = typeof args.purchase_type === 'string' ? args.purchase_type : 'media_buy';
+    if (outcome === 'delivery') {
+      const boughtBy = typeof claims.check_id === 'string' ? this.checks.records.get(claims.check_id) : undefined;
+      return this.reportDelivery(args, plan, boughtBy, purchaseType);
+    }
+    const findings: Finding[] = [];
     let committed = 0;
     let sellerReference: string | undefined;
     if (outcome === 'completed') {
@@ -128,6 +139,58 @@ export class OutcomeDesk {
       committed_budget: committed,
       plan_summary: { total_committed: plan.committedBudget, budget_remaining: this.plans.remaining(plan) },
       ...(findings.length > 0 && { findings }),
+    };
+    assertValidReply('report_plan_outcome', body);
+    return ok(body);
+  }
+
+  /** A delivery outcome: recorded in the delivery ledger against what the buy (its check) and the plan committed. */
+  private reportDelivery(args: Record<string, unknown>, plan: StoredPlan, check: CheckRecord | undefined, purchaseType: string): ToolResult {
+    const d = args.delivery;
+    if (!isPlainObject(d)) return errorResult('INVALID_REQUEST', 'delivery is required for a delivery outcome', { field: 'delivery' });
+    const period = d.reporting_period;
+    if (!isPlainObject(period) || typeof period.start !== 'string' || typeof period.end !== 'string' || !(Date.parse(period.end) >= Date.parse(period.start))) {
+      return errorResult('INVALID_REQUEST', 'delivery.reporting_period {start, end} is required (this agent keys its ledger on it), end not before start', {
+        field: 'delivery.reporting_period',
+      });
+    }
+    if (typeof d.spend !== 'number' || !(d.spend >= 0)) return errorResult('INVALID_REQUEST', 'delivery.spend is required and must not be negative', { field: 'delivery.spend' });
+    const settled = check?.settled_by ? this.records.find((r) => r.outcome_id === check.settled_by) : undefined;
+    const at = new Date(this.now()).toISOString();
+    const impressions = typeof d.impressions === 'number' ? d.impressions : 0;
+    const reportingPeriod = { start: period.start, end: period.end };
+    const entry = this.deliveries.record(
+      {
+        outcome_id: `out_${randomUUID()}`,
+        plan_id: plan.plan_id,
+        ...(check && { check_id: check.check_id }),
+        governance_context: String(args.governance_context),
+        idempotency_key: String(args.idempotency_key),
+        reporting_period: reportingPeriod,
+        impressions,
+        spend: d.spend,
+        ...(typeof d.cpm === 'number' && { cpm: d.cpm }),
+        at,
+      },
+      { plan: plan.committedBudget, buy: settled?.committed_budget },
+    );
+    this.records.push({
+      outcome_id: entry.outcome_id,
+      plan_id: plan.plan_id,
+      outcome: 'delivery',
+      status: entry.status,
+      committed_budget: 0,
+      findings: entry.findings,
+      governance_context: entry.governance_context,
+      purchase_type: purchaseType,
+      delivery: { reporting_period: reportingPeriod, spend: d.spend, impressions },
+      at,
+    });
+    const body: Record<string, unknown> = {
+      outcome_id: entry.outcome_id,
+      status: entry.status,
+      plan_summary: { total_committed: plan.committedBudget, budget_remaining: this.plans.remaining(plan) },
+      ...(entry.findings.length > 0 && { findings: entry.findings }),
     };
     assertValidReply('report_plan_outcome', body);
     return ok(body);

@@ -9,12 +9,9 @@
  * validation has no schema for an async (`submitted`) check. So the server
  * runs with validation off and the handlers call this module.
  *
- * The validator is not a public export of @adcp/sdk 6.11.0 (pinned), so it is
- * loaded from the package's files by path. If a later SDK moves it, this is
- * the one place to change.
+ * The validator itself is the SDK's (../sdk-validator.ts).
  */
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { assertValidAdcpReply, sdkValidator as validator, type ValidatorIssue } from '../sdk-validator.js';
 import { errorResult, type ToolResult } from '../wire.js';
 
 export interface SchemaIssue {
@@ -23,25 +20,6 @@ export interface SchemaIssue {
   message: string;
   keyword: string;
 }
-
-interface RawIssue extends SchemaIssue {
-  schemaPath?: string;
-  variants?: Array<{ required?: string[] }>;
-}
-
-interface Outcome {
-  valid: boolean;
-  issues: RawIssue[];
-}
-
-interface SdkValidator {
-  validateRequest(tool: string, payload: unknown): Outcome;
-  validateResponse(tool: string, payload: unknown): Outcome;
-}
-
-const require = createRequire(import.meta.url);
-const sdkDir = dirname(require.resolve('@adcp/sdk/package.json'));
-const validator = require(join(sdkDir, 'dist/lib/validation/schema-validator.js')) as SdkValidator;
 
 export type GovernanceTool = 'sync_plans' | 'check_governance' | 'report_plan_outcome' | 'get_plan_audit_logs';
 
@@ -57,11 +35,7 @@ export function requestIssues(tool: GovernanceTool, payload: unknown): SchemaIss
  * sandbox reply off the schema is a bug here, never something to ship.
  */
 export function assertValidReply(tool: GovernanceTool, body: Record<string, unknown>): void {
-  const outcome = validator.validateResponse(tool, body);
-  if (!outcome.valid) {
-    const detail = outcome.issues.map((i) => `${i.pointer} ${i.message}`).join('; ');
-    throw new Error(`sandbox governance reply to ${tool} is off the AdCP schema: ${detail}`);
-  }
+  assertValidAdcpReply('sandbox governance', tool, body);
 }
 
 /** `/plans/1/budget` → `plans[1].budget`, the field notation AdCP errors use. */
@@ -70,7 +44,7 @@ export function pointerToField(pointer: string): string {
   return parts.reduce((acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : acc ? `${acc}.${p}` : p), '');
 }
 
-function readable(i: RawIssue): SchemaIssue {
+function readable(i: ValidatorIssue): SchemaIssue {
   const choices = i.keyword === 'oneOf' ? (i.variants ?? []).map((v) => (v.required ?? []).join(' + ')).filter((c) => c) : [];
   const message = choices.length > 0 ? `must have exactly one of: ${choices.join(', ')}` : i.message;
   return { pointer: i.pointer, message, keyword: i.keyword };

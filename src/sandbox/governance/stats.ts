@@ -5,6 +5,7 @@
  * included) and what it committed, every human review and how it ended,
  * every poll.
  */
+import type { DeliveryRecord } from './delivery-ledger.js';
 
 export interface CheckStat {
   check_id: string;
@@ -32,6 +33,8 @@ export interface OutcomeStat {
   committed: number;
   status?: string;
   replayed: boolean;
+  /** A delivery outcome's `delivery` as sent (reporting_period, impressions, spend, cpm). */
+  delivery?: Record<string, unknown>;
   at: string;
 }
 
@@ -55,6 +58,10 @@ export interface GovernanceStats {
   outcomeCallsByKey: Record<string, number>;
   /** Total budget committed per plan. */
   committedByPlan: Record<string, number>;
+  /** Delivered spend per plan: each buy's periods counted once (a restated period replaces the earlier report). */
+  deliveredByPlan: Record<string, number>;
+  /** Every delivery report recorded (replays excluded), replaced ones marked `superseded_by`. */
+  deliveries: DeliveryRecord[];
   reviews: ReviewStat[];
   pollsByTask: Record<string, number>;
   jwks: { keys: unknown[] };
@@ -96,7 +103,7 @@ export class GovernanceStatsRecorder {
     bump(this.pollsByTask, taskId);
   }
 
-  snapshot(extra: Pick<GovernanceStats, 'planVersions' | 'committedByPlan' | 'jwks'>): GovernanceStats {
+  snapshot(extra: Pick<GovernanceStats, 'planVersions' | 'committedByPlan' | 'deliveredByPlan' | 'deliveries' | 'jwks'>): GovernanceStats {
     return structuredClone({
       syncCalls: this.syncCalls,
       checks: this.checks,
