@@ -118,7 +118,8 @@ export async function createApp(opts: AppOptions): Promise<App> {
   const bus = new ChangeBus();
   // Live buys: made in the commit that completes their create, whichever path completes it (buy-recorder.ts).
   const tracking = { graceMs: config.ADCP_ORCH_REPORT_GRACE_MS, statusIntervalMs: config.ADCP_ORCH_MEDIA_BUY_POLL_INTERVAL_MS };
-  store.operations.addWriteHook(new BuyRecorder({ store, tracking, random: () => clock.random(), log: logger }).onOperationWrite);
+  const clockSkewMs = config.ADCP_ORCH_REPORT_CLOCK_SKEW_MS;
+  store.operations.addWriteHook(new BuyRecorder({ store, tracking, random: () => clock.random(), log: logger, clockSkewMs }).onOperationWrite);
   const adcp = opts.adcp ?? createAdcpClient();
   const breakers = new AgentBreakers(
     { threshold: config.ADCP_ORCH_BREAKER_THRESHOLD, halfOpenAfterMs: config.ADCP_ORCH_BREAKER_HALF_OPEN_MS, isFailure: isAgentFailure },
@@ -174,8 +175,17 @@ export async function createApp(opts: AppOptions): Promise<App> {
   wakeScheduler = () => scheduler.wake();
   const instances = new InstancePresence(store, clock, logger, { instanceId, deadAfterMs: config.ADCP_ORCH_INSTANCE_DEAD_AFTER_MS, databaseUrl: config.ADCP_ORCH_DATABASE_URL }, () => scheduler.wake());
   const reconciliation = createReconciliation({ store, adcp, secrets, bus, metrics, clock, logger, config, instanceId, timing: operations.options, wake: () => scheduler.wake() });
-  const reportIngest = new ReportIngest({ store, bus, metrics, log: logger, tracking, now: () => clock.now(), random: () => clock.random() });
-  const reports = new OperationUrlReports({ store, ingest: reportIngest, now: () => clock.now() });
+  const reportIngest = new ReportIngest({
+    store,
+    bus,
+    metrics,
+    log: logger,
+    tracking,
+    now: () => clock.now(),
+    random: () => clock.random(),
+    clockSkewMs,
+  });
+  const reports = new OperationUrlReports({ store, ingest: reportIngest });
   const webhookIngest = new WebhookIngest({ store, operations, metrics, log: logger, now: () => clock.now(), reports });
   const keySources = new AgentKeySources(config.ADCP_ORCH_ALLOW_PRIVATE_NETWORK);
   const receiver = new WebhookReceiver({ ingest: webhookIngest, nonces: store.nonces, secrets, keySources, metrics, log: logger, now: () => clock.now() });
@@ -190,7 +200,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     now: () => clock.now(),
   });
   const buyCalls = { store, adcp, secrets, bus, breakers, metrics, clock, log: logger, callTimeoutMs: config.ADCP_ORCH_CALL_TIMEOUT_MS };
-  const tracker = new BuyTracker({ ...buyCalls, tracking });
+  const tracker = new BuyTracker({ ...buyCalls, tracking, clockSkewMs });
   const deliveryOutcomes = new DeliveryOutcomes(buyCalls);
   const buyWorker = new BuyWorker(store, (b) => tracker.run(b), (o) => deliveryOutcomes.run(o), clock, logger, {
     instanceId,

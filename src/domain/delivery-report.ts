@@ -57,8 +57,6 @@ export interface DeliveryReading {
   period: ReportPeriod;
   currency?: string;
   partialData: boolean;
-  /** `window_update`: the earlier measurement window this one replaces. */
-  supersedesWindow?: ReportPeriod;
   rows: BuyDelivery[];
 }
 
@@ -74,9 +72,10 @@ export const REPORT_LIMITS = {
   /** Spend in one report, in its currency. */
   amount: 1e12,
   sequence: 1e9,
-  /** How far a period's start may be ahead of our clock (the seller's clock may run a little fast). */
-  clockSkewMs: 5 * 60_000,
 } as const;
+
+/** How far a period's start may be ahead of our clock by default (the seller's clock may run a little fast). */
+export const DEFAULT_CLOCK_SKEW_MS = 5 * 60_000;
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -101,29 +100,33 @@ export function reportOfFire(body: unknown): { report: Json; style: 'bare' | 'en
   return Array.isArray(body.media_buy_deliveries) ? { report: body, style: 'bare' } : null;
 }
 
-/** A reporting fire's body (either style), read against our clock. */
-export function readFire(body: unknown, now: number): ReadResult {
+/**
+ * A reporting fire's body (either style), read against our clock: a period that begins
+ * more than `clockSkewMs` ahead of `now` has not happened and is refused.
+ */
+export function readFire(body: unknown, now: number, clockSkewMs = DEFAULT_CLOCK_SKEW_MS): ReadResult {
   const found = reportOfFire(body);
   if (!found) {
     return { ok: false, code: 'report_body_unrecognized', message: 'the body is neither a delivery report nor an envelope carrying one (media_buy_deliveries)' };
   }
   const key = str(found.envelope?.idempotency_key) ?? str(found.report.idempotency_key);
-  return read(found.report, found.style, now, key);
+  return read(found.report, found.style, now + clockSkewMs, key);
 }
 
 /** A `get_media_buy_delivery` reply (a poll): the same rows, no webhook fields. */
-export function readDeliveryReply(data: unknown, now: number): ReadResult {
+export function readDeliveryReply(data: unknown, now: number, clockSkewMs = DEFAULT_CLOCK_SKEW_MS): ReadResult {
   if (!isObject(data) || !Array.isArray(data.media_buy_deliveries)) {
     return { ok: false, code: 'report_body_unrecognized', message: 'the reply has no media_buy_deliveries' };
   }
-  return read(data, 'reply', now, undefined);
+  return read(data, 'reply', now + clockSkewMs, undefined);
 }
 
-function read(report: Json, style: DeliveryReading['style'], now: number, idempotencyKey: string | undefined): ReadResult {
+/** `latestStart`: the last moment a period may begin (our clock plus the skew allowed). */
+function read(report: Json, style: DeliveryReading['style'], latestStart: number, idempotencyKey: string | undefined): ReadResult {
   try {
     const notificationType = notificationTypeOf(report.notification_type);
     const period = periodOf(report.reporting_period, 'reporting_period');
-    if (period.start > now + REPORT_LIMITS.clockSkewMs) throw new Invalid('report_invalid', `reporting_period starts in the future (${new Date(period.start).toISOString()})`);
+    if (period.start > latestStart) throw new Invalid('report_invalid', `reporting_period starts in the future (${new Date(period.start).toISOString()})`);
     const deliveries = report.media_buy_deliveries as unknown[];
     if (deliveries.length > REPORT_LIMITS.rows) throw new Invalid('report_invalid', `${deliveries.length} media_buy_deliveries is more than ${REPORT_LIMITS.rows}`);
     const rows = deliveries.map((d, i) => rowOf(d, `media_buy_deliveries[${i}]`));
@@ -144,7 +147,6 @@ function read(report: Json, style: DeliveryReading['style'], now: number, idempo
     }
     const next = time(report.next_expected_at);
     if (next !== undefined) reading.nextExpectedAt = next;
-    if (report.supersedes_window !== undefined) reading.supersedesWindow = periodOf(report.supersedes_window, 'supersedes_window');
     return { ok: true, reading };
   } catch (err) {
     if (err instanceof Invalid) return { ok: false, code: err.code, message: err.message };

@@ -6,8 +6,9 @@
  * - a **period** report (a fire: `scheduled`, `delayed`, `final`, `adjusted`,
  *   `window_update`) says what was delivered in its `reporting_period`. Each
  *   period counts once: a later report of the same period (an `adjusted` one, a
- *   `window_update` of that window, or the seller reporting it again) supersedes
- *   the earlier, and totals add up the reports nothing supersedes;
+ *   `window_update` whose measurement window replaces the earlier one's, or the
+ *   seller reporting it again) supersedes the earlier, and totals add up the
+ *   reports nothing supersedes;
  * - a **snapshot** (a `get_media_buy_delivery` poll) is the seller's own
  *   cumulative figure for the period it names. It is authoritative but overlaps
  *   the periods, so it never joins the sum: the buy shows it when it is newer
@@ -56,25 +57,18 @@ export interface IncomingPeriod {
   notificationType: ReportNotificationType;
   sequenceNumber: number | null;
   period: ReportPeriod;
-  supersedesWindow?: ReportPeriod;
 }
 
 /**
- * How a new period report relates to the live ones: the ids it supersedes, or the
- * id of a live report that already supersedes it (an older report arriving late,
- * out of order: its sequence number is lower than that of the one it would replace).
+ * How a new period report relates to the live ones: the ids it supersedes (the
+ * live reports of the same period: an `adjusted` restatement, a `window_update`
+ * whose wider measurement window replaces the earlier one's figures, or the
+ * seller simply reporting the period again), or the id of a live report that
+ * already supersedes it (an older report arriving late, out of order: its
+ * sequence number is lower than that of the one it would replace).
  */
 export function placeInLedger(incoming: IncomingPeriod, live: LedgerEntry[]): { supersedes: string[]; supersededBy: string | null } {
-  // A window update names the window it replaces; every other report replaces its own period.
-  const target = incoming.notificationType === 'window_update' && incoming.supersedesWindow ? incoming.supersedesWindow : incoming.period;
-  const sameWindow = live.filter((e) => e.kind === 'period' && e.superseded_by === null && e.period_start === target.start && e.period_end === target.end);
-  if (incoming.notificationType === 'window_update' && incoming.supersedesWindow) {
-    // The replaced window and any earlier report of the new window itself both give way.
-    const own = live.filter(
-      (e) => e.kind === 'period' && e.superseded_by === null && e.period_start === incoming.period.start && e.period_end === incoming.period.end,
-    );
-    for (const e of own) if (!sameWindow.includes(e)) sameWindow.push(e);
-  }
+  const sameWindow = live.filter((e) => e.kind === 'period' && e.superseded_by === null && e.period_start === incoming.period.start && e.period_end === incoming.period.end);
   const newer = sameWindow.find((e) => isLater(e, incoming));
   if (newer) return { supersedes: [], supersededBy: newer.id };
   return { supersedes: sameWindow.map((e) => e.id), supersededBy: null };

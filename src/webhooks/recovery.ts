@@ -10,7 +10,6 @@ import type { Logger } from 'pino';
 import type { WebhookIngest } from '../engine/webhook-ingest.js';
 import { readWebhookPayload } from './read-payload.js';
 import { strictJsonParse } from './strict-json.js';
-import { readFire } from '../domain/delivery-report.js';
 import type { ReportIngest } from '../engine/media-buys/report-ingest.js';
 
 /** Deliveries younger than this are probably being applied right now by the request that stored them. */
@@ -51,7 +50,7 @@ export async function applyPendingFires(ingest: ReportIngest, log: Logger, now =
     let progressed = false;
     for (const f of batch) {
       const parsed = strictJsonParse(f.payload);
-      const read = parsed.ok ? readFire(parsed.value, now) : undefined;
+      const read = parsed.ok ? ingest.read(parsed.value) : undefined;
       if (!read?.ok) {
         log.error({ fire_id: f.id }, 'stored reporting fire no longer reads; left unapplied');
         continue;

@@ -10,7 +10,6 @@
  * body before the sender is authenticated; this file never touches the store.
  */
 import type { Logger } from 'pino';
-import { readFire } from '../domain/delivery-report.js';
 import type { Metrics } from '../engine/metrics.js';
 import type { FireOutcome, ReportIngest } from '../engine/media-buys/report-ingest.js';
 import type { ReportingTarget } from '../store/media-buys-repo.js';
@@ -74,7 +73,7 @@ export class ReportingReceiver {
     }
     const parsed = strictJsonParse(req.rawBody);
     if (!parsed.ok) return this.refuse(target, 400, parsed.code, parsed.message);
-    const read = readFire(parsed.value, this.now());
+    const read = this.deps.ingest.read(parsed.value);
     if (!read.ok) return this.refuse(target, 400, read.code, read.message);
     const outcome = await this.deps.ingest.ingest({ target, reading: read.reading, fingerprint: webhookFingerprint(parsed.value), text: parsed.text, nonce: nonce?.pending });
     return answerFor(outcome);

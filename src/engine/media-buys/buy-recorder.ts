@@ -39,7 +39,7 @@ export class BuyRecorder {
   private readonly ctx: ApplyContext;
 
   constructor(
-    private readonly deps: { store: Store; tracking: TrackingPolicy; random: () => number; log: Logger },
+    private readonly deps: { store: Store; tracking: TrackingPolicy; random: () => number; log: Logger; clockSkewMs?: number },
   ) {
     this.ctx = { store: deps.store, tracking: deps.tracking, random: deps.random };
   }
@@ -73,7 +73,7 @@ export class BuyRecorder {
       if (!seller) return [];
       applied = await this.deps.store.mediaBuys.mutateIn(trx, buy.id, null, (b, t) => planStatusRead(this.ctx, t, b, seller, 'poll', now), now);
     } else if (op.type === 'get_media_buy_delivery' && op.status === 'completed') {
-      const read = readDeliveryReply(result, now);
+      const read = readDeliveryReply(result, now, this.deps.clockSkewMs);
       const row = read.ok ? read.reading.rows.find((r) => r.mediaBuyId === buy.media_buy_id) : undefined;
       if (!read.ok || !row) return [];
       applied = await this.deps.store.mediaBuys.mutateIn(trx, buy.id, null, (b, t) => planReport(this.ctx, t, b, { reading: read.reading, row, source: 'poll', fireId: null }, now), now);

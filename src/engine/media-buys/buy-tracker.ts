@@ -48,6 +48,8 @@ export interface TrackerDeps {
   log: Logger;
   tracking: TrackingPolicy;
   callTimeoutMs: number;
+  /** ADCP_ORCH_REPORT_CLOCK_SKEW_MS. */
+  clockSkewMs?: number;
 }
 
 type Read = { reply: TaskReply } | { failed: string };
@@ -117,7 +119,7 @@ export class BuyTracker {
 
   private async applyDelivery(buy: MediaBuyRow, lease: Lease, reply: TaskReply): Promise<MediaBuyRow | null> {
     const now = this.deps.clock.now();
-    const read = readDeliveryReply(reply.data, now);
+    const read = readDeliveryReply(reply.data, now, this.deps.clockSkewMs);
     const row = read.ok ? read.reading.rows.find((r) => r.mediaBuyId === buy.media_buy_id) : undefined;
     const result = await this.commit(buy.id, lease, async (b, trx) => {
       if (read.ok && row) return planReport(this.ctx, trx, b, { reading: read.reading, row, source: 'poll', fireId: null }, now);

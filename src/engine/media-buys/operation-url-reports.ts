@@ -7,7 +7,6 @@
  * such a body is recognised by what it carries and applied to the buy like a
  * reporting fire, instead of being refused as a task-type conflict.
  */
-import { readFire } from '../../domain/delivery-report.js';
 import type { Store } from '../../store/index.js';
 import type { WebhookTarget } from '../../store/operations-repo.js';
 import type { AuthenticatedDelivery, DeliveryClaims, IngestOutcome } from '../webhook-ingest.js';
@@ -19,14 +18,14 @@ export function isDeliveryReport(claims: Pick<DeliveryClaims, 'taskType' | 'data
 }
 
 export class OperationUrlReports {
-  constructor(private readonly deps: { store: Store; ingest: ReportIngest; now: () => number }) {}
+  constructor(private readonly deps: { store: Store; ingest: ReportIngest }) {}
 
   /** Applied to the operation's buy; null when it is no report, or the operation made no buy (then it is judged as any delivery). */
   async atOperation(op: WebhookTarget, d: AuthenticatedDelivery): Promise<IngestOutcome | null> {
     if (op.type !== 'create_media_buy' || !isDeliveryReport(d.claims)) return null;
     const buy = await this.deps.store.mediaBuys.byOperation(op.id);
     if (!buy) return null;
-    const read = readFire(JSON.parse(d.text), this.deps.now());
+    const read = this.deps.ingest.read(JSON.parse(d.text));
     if (!read.ok) {
       await this.deps.ingest.refused(buy, read.code, read.message);
       return { kind: 'result_invalid', issues: [{ path: '/', message: `${read.code}: ${read.message}` }] };

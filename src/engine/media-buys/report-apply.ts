@@ -75,7 +75,7 @@ export async function planReport(ctx: ApplyContext, trx: Tx, buy: MediaBuyRow, i
   let replaced: string[] = [];
   if (kind === 'period') {
     const live = (await ctx.store.reports.livePeriodsIn(trx, buy.id)).filter((e) => e.id !== report.id);
-    const place = placeInLedger({ notificationType: reading.notificationType, sequenceNumber, period: reading.period, supersedesWindow: reading.supersedesWindow }, live);
+    const place = placeInLedger({ notificationType: reading.notificationType, sequenceNumber, period: reading.period }, live);
     outranked = place.supersededBy;
     replaced = place.supersedes;
     if (outranked) await ctx.store.reports.supersedeIn(trx, [report.id], outranked);

@@ -14,7 +14,7 @@
  * (`applyStored`), also after a crash.
  */
 import type { Logger } from 'pino';
-import type { DeliveryReading } from '../../domain/delivery-report.js';
+import { readDeliveryReply, readFire, type DeliveryReading, type ReadResult } from '../../domain/delivery-report.js';
 import { fireDedupeKey } from '../../domain/report-ledger.js';
 import type { TrackingPolicy } from '../../domain/media-buy-timers.js';
 import type { Store } from '../../store/index.js';
@@ -61,6 +61,8 @@ export interface ReportIngestDeps {
   tracking: TrackingPolicy;
   now: () => number;
   random: () => number;
+  /** How far ahead of our clock a report's period may begin (ADCP_ORCH_REPORT_CLOCK_SKEW_MS). */
+  clockSkewMs?: number;
   /** Test seam: runs before the rows are applied; throwing makes the combined write fail. */
   beforeApply?: () => void;
 }
@@ -78,6 +80,16 @@ export class ReportIngest {
 
   constructor(private readonly deps: ReportIngestDeps) {
     this.ctx = { store: deps.store, tracking: deps.tracking, random: deps.random };
+  }
+
+  /** Reads a fire's body (either style) against our clock and the skew allowed. */
+  read(body: unknown): ReadResult {
+    return readFire(body, this.deps.now(), this.deps.clockSkewMs);
+  }
+
+  /** Reads a `get_media_buy_delivery` reply likewise. */
+  readReply(data: unknown): ReadResult {
+    return readDeliveryReply(data, this.deps.now(), this.deps.clockSkewMs);
   }
 
   /** The buy a reporting URL names, or undefined. */
