@@ -66,35 +66,38 @@ export class BuyTracker {
     const now = this.deps.clock.now();
     let buy = claimed;
     if (buy.report_due_at !== null && buy.report_due_at <= now && buy.final_received === 0 && buy.ended_at === null) {
-      const noted = await this.commit(buy.id, lease, (b) => ({ ...silencePart(b, this.deps.tracking, now), value: null }));
+      const noted = await this.commit(buy.id, lease, false, (b) => ({ ...silencePart(b, this.deps.tracking, now), value: null }));
       if (noted.outcome !== 'applied') return;
       buy = noted.row;
     }
     const agent = await this.deps.store.agents.get(buy.agent_id);
     if (!agent) {
       // The seller's agent was removed: nothing can be asked any more.
-      await this.commit(buy.id, lease, () => ({ patch: { ...withNextCheck({ status_check_at: null, report_due_at: null, delivery_poll_at: null }), ended_at: now, lease_owner: null, lease_until: null }, value: null }));
+      await this.commit(buy.id, lease, true, () => ({ patch: { ...withNextCheck({ status_check_at: null, report_due_at: null, delivery_poll_at: null }), ended_at: now }, value: null }));
       return;
     }
     const query = { mediaBuyIds: [buy.media_buy_id], ...(buy.account !== null ? { account: JSON.parse(buy.account) as unknown } : {}) };
     const endpoint = endpointFor(agent, this.deps.secrets);
     const failures: string[] = [];
 
+    const statusDue = buy.status_check_at !== null && buy.status_check_at <= now;
     if (buy.delivery_poll_at !== null && buy.delivery_poll_at <= now) {
       const read = await this.read(agent.id, agent.name, 'get_media_buy_delivery', () => getMediaBuyDelivery(this.deps.adcp, endpoint, query, { timeoutMs: this.deps.callTimeoutMs }));
       if ('failed' in read) failures.push(read.failed);
       else {
-        const after = await this.applyDelivery(buy, lease, read.reply);
+        // The last step's write gives the lease up with it: one commit less.
+        const after = await this.applyDelivery(buy, lease, read.reply, !statusDue);
         if (!after) return;
+        if (!statusDue) return;
         buy = after;
       }
     }
-    if (buy.status_check_at !== null && buy.status_check_at <= now) {
+    if (statusDue) {
       const read = await this.read(agent.id, agent.name, 'get_media_buys', () => getMediaBuys(this.deps.adcp, endpoint, query, { timeoutMs: this.deps.callTimeoutMs }));
       if ('failed' in read) failures.push(read.failed);
       else {
-        const after = await this.applyStatus(buy, lease, read.reply);
-        if (!after) return;
+        const after = await this.applyStatus(buy, lease, read.reply, failures.length === 0);
+        if (!after || failures.length === 0) return;
         buy = after;
       }
     }
@@ -117,11 +120,11 @@ export class BuyTracker {
     }
   }
 
-  private async applyDelivery(buy: MediaBuyRow, lease: Lease, reply: TaskReply): Promise<MediaBuyRow | null> {
+  private async applyDelivery(buy: MediaBuyRow, lease: Lease, reply: TaskReply, release: boolean): Promise<MediaBuyRow | null> {
     const now = this.deps.clock.now();
     const read = readDeliveryReply(reply.data, now, this.deps.clockSkewMs);
     const row = read.ok ? read.reading.rows.find((r) => r.mediaBuyId === buy.media_buy_id) : undefined;
-    const result = await this.commit(buy.id, lease, async (b, trx) => {
+    const result = await this.commit(buy.id, lease, release, async (b, trx) => {
       if (read.ok && row) return planReport(this.ctx, trx, b, { reading: read.reading, row, source: 'poll', fireId: null }, now);
       // The seller answered without our buy (or with a report we cannot read): recorded, and the read is done.
       const detail = read.ok ? { reason: 'the seller listed no delivery for this buy' } : { reason: read.message, code: read.code };
@@ -132,10 +135,10 @@ export class BuyTracker {
     return result.row;
   }
 
-  private async applyStatus(buy: MediaBuyRow, lease: Lease, reply: TaskReply): Promise<MediaBuyRow | null> {
+  private async applyStatus(buy: MediaBuyRow, lease: Lease, reply: TaskReply, release: boolean): Promise<MediaBuyRow | null> {
     const now = this.deps.clock.now();
     const seller = buyInReply(reply.data, buy.media_buy_id);
-    const result = await this.commit(buy.id, lease, async (b, trx) => {
+    const result = await this.commit(buy.id, lease, release, async (b, trx) => {
       if (seller) return planStatusRead(this.ctx, trx, b, seller, 'poll', now);
       const next = { status_check_at: now + this.deps.tracking.statusIntervalMs, report_due_at: b.report_due_at, delivery_poll_at: b.delivery_poll_at };
       return { patch: withNextCheck(next), events: [{ source: 'poll', kind: 'status_unreadable', at: now, detail: { reason: 'the seller did not list this buy' } }], value: null };
@@ -147,7 +150,7 @@ export class BuyTracker {
   /** Gives the lease up; reads that failed are due again after the backoff (the attempt count keeps growing until one works). */
   private async release(buy: MediaBuyRow, lease: Lease, failures: string[]): Promise<void> {
     const now = this.deps.clock.now();
-    await this.commit(buy.id, lease, (b) => {
+    await this.commit(buy.id, lease, false, (b) => {
       if (failures.length === 0) return { patch: { lease_owner: null, lease_until: null, attempt: 0 }, value: null };
       // A seller down for long is asked at the status pace, not every minute.
       const wait = b.attempt > 5 ? this.deps.tracking.statusIntervalMs : retryDelayMs(b.attempt, undefined, this.deps.clock.random);
@@ -158,8 +161,15 @@ export class BuyTracker {
     });
   }
 
-  private async commit<T>(id: string, lease: Lease, plan: (row: MediaBuyRow, trx: Tx) => Promise<BuyPlan<T>> | BuyPlan<T>): Promise<BuyMutateResult<T>> {
-    const result = await this.deps.store.mediaBuys.mutate(id, lease, plan, this.deps.clock.now());
+  /** A write under the lease; with `release`, the lease is given up in the same write (the claim's work is done). */
+  private async commit<T>(id: string, lease: Lease, release: boolean, plan: (row: MediaBuyRow, trx: Tx) => Promise<BuyPlan<T>> | BuyPlan<T>): Promise<BuyMutateResult<T>> {
+    const planned = release
+      ? async (row: MediaBuyRow, trx: Tx): Promise<BuyPlan<T>> => {
+          const p = await plan(row, trx);
+          return { ...p, patch: { ...p.patch, lease_owner: null, lease_until: null, attempt: 0 } };
+        }
+      : plan;
+    const result = await this.deps.store.mediaBuys.mutate(id, lease, planned, this.deps.clock.now());
     if (result.outcome === 'applied' && result.events.length > 0) this.deps.bus.publishBuy(buyChange(result));
     if (result.outcome === 'lease_lost') this.deps.log.info({ buy_id: id }, 'live buy: lease lost before writing; discarded');
     return result;
