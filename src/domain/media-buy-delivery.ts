@@ -3,7 +3,7 @@
  * ledger adds up to (or a newer poll's), and pacing against its flight. Pure.
  */
 import type { PackageFigures } from './delivery-report.js';
-import type { LedgerTotals } from './report-ledger.js';
+import { ledgerTotals, round, type LedgerEntry } from './report-ledger.js';
 import { buyPacingIndex, pacingOf, type Pacing, type PacingThresholds } from './pacing.js';
 
 export interface PackageState {
@@ -75,22 +75,32 @@ export interface BuyDeliveryFigures {
 }
 
 /**
- * The ledger's totals, unless the latest poll snapshot runs later than the last
- * counted period: then the snapshot (the seller's authoritative cumulative figure).
+ * What the buy has delivered. Without a poll, the ledger's totals (each period once).
+ * With one, the latest snapshot is the seller's own cumulative figure up to its end,
+ * authoritative (it covers a report that never came, too), plus the counted periods
+ * reported since (those starting at or after its end).
  */
-export function deliveryFigures(totals: LedgerTotals, snapshot: SnapshotFigures | null): BuyDeliveryFigures {
-  if (snapshot && (totals.through === null || snapshot.period_end > totals.through)) {
-    const byPackage: BuyDeliveryFigures['byPackage'] = {};
-    for (const p of snapshot.by_package) byPackage[p.package_id] = { impressions: p.impressions ?? 0, spend: p.spend ?? 0 };
-    return { impressions: snapshot.impressions, spend: snapshot.spend, clicks: snapshot.clicks, through: snapshot.period_end, source: 'poll', byPackage };
+export function deliveryFigures(periods: LedgerEntry[], snapshot: SnapshotFigures | null): BuyDeliveryFigures {
+  if (!snapshot) {
+    const totals = ledgerTotals(periods);
+    return { impressions: totals.impressions, spend: totals.spend, clicks: totals.clicks, through: totals.through, source: totals.periods > 0 ? 'webhook' : null, byPackage: totals.byPackage };
   }
+  const since = ledgerTotals(periods.filter((e) => e.period_start >= snapshot.period_end));
+  const byPackage: BuyDeliveryFigures['byPackage'] = {};
+  for (const p of snapshot.by_package) byPackage[p.package_id] = { impressions: p.impressions ?? 0, spend: p.spend ?? 0 };
+  for (const [id, p] of Object.entries(since.byPackage)) {
+    const acc = (byPackage[id] ??= { impressions: 0, spend: 0 });
+    acc.impressions += p.impressions;
+    acc.spend = round(acc.spend + p.spend);
+  }
+  const clicks = snapshot.clicks === null && since.clicks === null ? null : (snapshot.clicks ?? 0) + (since.clicks ?? 0);
   return {
-    impressions: totals.impressions,
-    spend: totals.spend,
-    clicks: totals.clicks,
-    through: totals.through,
-    source: totals.periods > 0 ? 'webhook' : null,
-    byPackage: totals.byPackage,
+    impressions: snapshot.impressions + since.impressions,
+    spend: round(snapshot.spend + since.spend),
+    clicks,
+    through: Math.max(snapshot.period_end, since.through ?? snapshot.period_end),
+    source: since.periods > 0 ? 'webhook' : 'poll',
+    byPackage,
   };
 }
 

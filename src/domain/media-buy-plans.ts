@@ -75,7 +75,11 @@ export function timersAfterReport(
   policy: TrackingPolicy,
   now: number,
 ): Record<string, unknown> {
-  if (report.final) return { ...withNextCheck(NO_TIMERS), final_received: 1, next_expected_at: null, ended_at: buy.ended_at ?? now };
+  if (report.final) {
+    // The last report: nothing more is expected. A gap before it is still read from the seller, then tracking ends.
+    const ended = report.gap ? null : (buy.ended_at ?? now);
+    return { ...withNextCheck({ ...NO_TIMERS, delivery_poll_at: report.gap ? now : null }), final_received: 1, next_expected_at: null, ended_at: ended };
+  }
   if (buy.ended_at !== null) return {};
   const terminal = isTerminalBuyStatus(buy.status);
   const timers: BuyTimers = {

@@ -27,7 +27,8 @@ export const LIVE_BUY_ENV: Record<string, string> = {
 };
 
 export async function startLiveBuyStack(opts: { seller?: SandboxSellerOptions; env?: Record<string, string>; database?: TestDatabase } = {}): Promise<LiveBuyStack> {
-  const seller = await startSandboxSeller({ reportClock: false, statusStepMs: 0, flightPeriods: 4, ...opts.seller });
+  // Hourly periods over a flight of four hours and a little: five periods, the last a short one.
+  const seller = await startSandboxSeller({ reportClock: false, statusStepMs: 0, flightPeriods: 8, ...opts.seller });
   let orch: TestOrchestrator;
   try {
     orch = await startOrchestrator({ env: { ...LIVE_BUY_ENV, ...opts.env }, ...(opts.database ? { database: opts.database } : {}) });
@@ -107,4 +108,18 @@ export async function metric(orch: TestOrchestrator, name: string, labels: Recor
     if (want.every(([k, v]) => (m[2] ?? '').includes(`${k}="${v}"`))) total += Number(m[3]);
   }
   return total;
+}
+
+/** The `media_buy.*` notifications of type `type` written for this buy (from the outbox itself). */
+export async function buyNotifications(orch: TestOrchestrator, buyId: string, type: string): Promise<any[]> {
+  const rows = await orch.app.store.db.kysely.selectFrom('notifications').select(['type', 'body']).where('type', '=', type).orderBy('seq').execute();
+  return rows.map((r) => JSON.parse(r.body)).filter((b) => b.data?.media_buy?.id === buyId);
+}
+
+/** The seller's calls of one tool naming this buy. */
+export function sellerCalls(seller: SandboxSeller, tool: string, mediaBuyId: string): Array<Record<string, unknown>> {
+  return seller
+    .stats()
+    .calls.filter((c) => c.tool === tool && (c.args.media_buy_id === mediaBuyId || (Array.isArray(c.args.media_buy_ids) && c.args.media_buy_ids.includes(mediaBuyId))))
+    .map((c) => c.args);
 }

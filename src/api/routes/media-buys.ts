@@ -29,7 +29,7 @@ const ListQuery = z
 
 const IdParams = z.object({ id: z.string().min(1).max(100) });
 /** The action routes take no fields; an empty body (or none) is fine. */
-const NoBody = z.object({}).strict().optional();
+const NoBody = z.object({}).strict().nullish();
 
 export function mediaBuyRoutes(app: FastifyInstance, deps: { store: Store; mediaBuys: MediaBuyService }): void {
   const r = app.withTypeProvider<ZodTypeProvider>();

@@ -12,7 +12,7 @@ import type { BuyDelivery, DeliveryReading } from '../../domain/delivery-report.
 import { buyPacing, deliveryFigures, packagesWithDelivery, withReportedPackages, type PackageState } from '../../domain/media-buy-delivery.js';
 import { sequencePart, statusPart, timersAfterDeliveryRead, timersAfterReport, type NewEventSpec } from '../../domain/media-buy-plans.js';
 import { DEFAULT_PACING, pacingAlert, type PacingState } from '../../domain/pacing.js';
-import { placeInLedger, ledgerTotals, reportDedupeKey, round, type ReportKind } from '../../domain/report-ledger.js';
+import { placeInLedger, reportDedupeKey, round, type ReportKind } from '../../domain/report-ledger.js';
 import type { TrackingPolicy } from '../../domain/media-buy-timers.js';
 import type { MediaBuyRow, Store } from '../../store/index.js';
 import { newReportId, type ReportRow } from '../../store/media-buy-reports-repo.js';
@@ -82,12 +82,13 @@ export async function planReport(ctx: ApplyContext, trx: Tx, buy: MediaBuyRow, i
     await ctx.store.reports.supersedeIn(trx, replaced, report.id);
   }
 
-  const totals = ledgerTotals(await ctx.store.reports.livePeriodsIn(trx, buy.id));
   const snapshot = await ctx.store.reports.latestSnapshotIn(trx, buy.id);
   const figures = deliveryFigures(
-    totals,
+    await ctx.store.reports.livePeriodsIn(trx, buy.id),
     snapshot ? { impressions: snapshot.impressions, spend: snapshot.spend, clicks: snapshot.clicks, period_end: snapshot.period_end, by_package: JSON.parse(snapshot.by_package) } : null,
   );
+  // A restatement of a period the latest poll already covers changes the seller's own figure: read it again.
+  const restatesPolled = kind === 'period' && snapshot !== undefined && reading.period.start < snapshot.period_end && replaced.length > 0;
   const packages = packagesWithDelivery(withReportedPackages(JSON.parse(buy.packages) as PackageState[], row.byPackage), figures.byPackage);
   const thresholds = (await ctx.store.settings.forTenantIn(buy.tenant_id, trx)).pacing ?? DEFAULT_PACING;
   const pacing = buyPacing(buy, figures, packages, thresholds);
@@ -128,7 +129,7 @@ export async function planReport(ctx: ApplyContext, trx: Tx, buy: MediaBuyRow, i
     const seq = sequencePart(buy, reading.sequenceNumber, source);
     Object.assign(patch, seq.patch);
     events.push(...seq.events);
-    gap = seq.gap && buy.gap_open === 0;
+    gap = (seq.gap && buy.gap_open === 0) || restatesPolled;
   }
   const status = statusPart(buy, row.status, source);
   if (status) {
