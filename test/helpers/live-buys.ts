@@ -5,6 +5,7 @@
  * flights, and a buy bought through POST /v1/media-buys, awaited until its record
  * exists. Polls of the API, never sleeps.
  */
+import { createHmac } from 'node:crypto';
 import { startSandboxSeller, type SandboxSeller, type SandboxSellerOptions } from '../../src/sandbox/seller.js';
 import { eventually, startOrchestrator, waitForStatus, type TestOrchestrator } from './orchestrator.js';
 import type { TestDatabase } from './databases.js';
@@ -122,4 +123,40 @@ export function sellerCalls(seller: SandboxSeller, tool: string, mediaBuyId: str
     .stats()
     .calls.filter((c) => c.tool === tool && (c.args.media_buy_id === mediaBuyId || (Array.isArray(c.args.media_buy_ids) && c.args.media_buy_ids.includes(mediaBuyId))))
     .map((c) => c.args);
+}
+
+/** What a seller needs to fire at a buy by hand: its reporting URL and HMAC secret (opened from the store). */
+export async function reportingChannel(orch: TestOrchestrator, buyId: string): Promise<{ url: string; secret: string }> {
+  const row = (await orch.app.store.mediaBuys.get(buyId))!;
+  return { url: `${orch.url}/webhooks/adcp/reporting/${row.reporting_token}`, secret: JSON.parse(orch.app.secrets.open(row.reporting_secret_enc!)) as string };
+}
+
+/** POSTs `body` (a string, sent as is) HMAC-signed with `secret`, as a seller's fire. */
+export async function postSigned(url: string, secret: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+  const ts = String(Math.floor(Date.now() / 1000));
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-adcp-timestamp': ts,
+      'x-adcp-signature': `sha256=${createHmac('sha256', secret).update(`${ts}.`).update(body).digest('hex')}`,
+      ...headers,
+    },
+    body,
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+/** A 3.0 bare report body for one buy (`fields` over the defaults: one period ending now, spend 10). */
+export function bareFire(mediaBuyId: string, fields: Record<string, unknown> = {}, row: Record<string, unknown> = {}): Record<string, unknown> {
+  const end = Date.now();
+  return {
+    notification_type: 'scheduled',
+    sequence_number: 1,
+    reporting_period: { start: new Date(end - 60_000).toISOString(), end: new Date(end).toISOString() },
+    currency: 'USD',
+    media_buy_deliveries: [{ media_buy_id: mediaBuyId, status: 'active', totals: { impressions: 1000, spend: 10 }, by_package: [], ...row }],
+    ...fields,
+  };
 }

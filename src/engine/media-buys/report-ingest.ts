@@ -63,7 +63,7 @@ export interface ReportIngestDeps {
   random: () => number;
   /** How far ahead of our clock a report's period may begin (ADCP_ORCH_REPORT_CLOCK_SKEW_MS). */
   clockSkewMs?: number;
-  /** Test seam: runs before the rows are applied; throwing makes the combined write fail. */
+  /** Test seam: runs before a fire's rows are applied; throwing makes that write fail (the fire is then stored alone). */
   beforeApply?: () => void;
 }
 
@@ -112,7 +112,6 @@ export class ReportIngest {
         const now = this.deps.now();
         const record = await this.deps.store.fires.recordIn(trx, fire, 'applied', 'applied', now);
         if (record.kind !== 'new') return { record };
-        this.deps.beforeApply?.();
         return { record, results: await this.applyRows(trx, f.target, f.reading, record.fire.id, now) };
       });
     } catch (err) {
@@ -179,6 +178,7 @@ export class ReportIngest {
   }
 
   private async applyRows(trx: Tx, target: ReportingTarget, reading: DeliveryReading, fireId: string, now: number): Promise<Applied[]> {
+    this.deps.beforeApply?.();
     const results: Applied[] = [];
     for (const row of reading.rows) {
       // Only a buy of the same seller and tenant as the buy whose URL this is: never trust the body to name another.
