@@ -242,8 +242,9 @@ export class MediaBuysRepo {
       typed.map(({ event, type }) => {
         const id = newNotificationId();
         const body = mediaBuyNotificationBody({ id, type, tenantId: row.tenant_id, createdAt: event.at, buy, event, publicUrl: this.options.publicUrl });
-        // The buy's operation id keeps a subscriber's notifications of one buy in order with its operation's.
-        return { id, tenant_id: row.tenant_id, type, operation_id: row.operation_id, created_at: event.at, body: JSON.stringify(body) };
+        // The buy's id in the subject column: a subscriber gets one buy's notifications in order (as an
+        // operation's), and live pages showing the buy re-read on it; the operation's own stay its own.
+        return { id, tenant_id: row.tenant_id, type, operation_id: row.id, created_at: event.at, body: JSON.stringify(body) };
       }),
     );
   }

@@ -221,6 +221,7 @@ export interface NotificationsTable {
   id: string;
   tenant_id: string;
   type: string;
+  /** What it is about: the operation's id, or a live media buy's (`buy_…`) for `media_buy.*`; null for a campaign's. */
   operation_id: string | null;
   created_at: number;
   /** The JSON body, exactly as streamed and posted. */
