@@ -53,7 +53,7 @@ suite('SSE across two instances on PostgreSQL', () => {
     return res.body.id;
   }
 
-  const opOf = (m: SseMessage) => m.data.data.operation.id as string;
+  const opOf = (m: SseMessage) => m.data.data.operation?.id as string;
   const stored = (opIds: string[]) => a.app.store.db.kysely.selectFrom('notifications').select(['id', 'type']).where('operation_id', 'in', opIds).orderBy('seq').execute();
 
   it('a change on one instance reaches an SSE client of the other, in order, once', async () => {

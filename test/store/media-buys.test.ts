@@ -71,7 +71,7 @@ describe.each(dialects)('live media buys on $name', ({ make }) => {
   });
 
   it('claims due buys with leases that never overlap, and refuses a write under a lost lease', async () => {
-    const ids = [];
+    const ids: string[] = [];
     for (let i = 0; i < 6; i++) ids.push((await completedBuy()).buyId);
     const now = Date.now() + 1_000;
     const [fromA, fromB] = await Promise.all([a.mediaBuys.claimDue('A', now, 30_000, 50), b.mediaBuys.claimDue('B', now, 30_000, 50)]);
