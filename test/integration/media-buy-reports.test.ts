@@ -4,7 +4,7 @@
  * and never applied when forged or when they name another tenant's buy.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { buyLive, buyWhen, liveBuyRequest, metric, settledBuy, startLiveBuyStack, type LiveBuyStack } from '../helpers/live-buys.js';
+import { buyLive, buyNotifications, buyWhen, liveBuyRequest, metric, settledBuy, startLiveBuyStack, type LiveBuyStack } from '../helpers/live-buys.js';
 
 let stack: LiveBuyStack | undefined;
 afterEach(async () => {
@@ -140,5 +140,21 @@ describe('a live buy takes its reporting fires', () => {
     expect(afterA.events.some((e: any) => e.kind === 'report_unmatched' && e.detail.media_buy_id === theirs.media_buy_id)).toBe(true);
     expect((await asOther('GET', `/v1/media-buys/${theirs.id}`)).body).toEqual(theirsBefore);
     expect(await metric(orch, 'delivery_reports_total', { source: 'webhook', outcome: 'unmatched' })).toBe(1);
+  });
+
+  it('follows a whole flight on the seller\'s own clock: statuses, every report, the final one, then tracking ends', async () => {
+    stack = await startLiveBuyStack({ seller: { reportClock: true, reportIntervalMs: 300, statusStepMs: 50, flightPeriods: 4 } });
+    const { seller, orch, agentId } = stack;
+    const buy = await buyLive(orch, agentId);
+    const done = await buyWhen(orch, buy.id, (b) => b.reports.final_received && b.ended_at !== null, 30_000);
+    await seller.reporting.settled();
+    const fires = seller.stats().reportFires.filter((f) => f.media_buy_ids[0] === buy.media_buy_id);
+    expect(fires.at(-1)!.notification_type).toBe('final');
+    expect(fires.every((f) => f.final_status === 200)).toBe(true);
+    expect(done.reports.received).toBe(fires.length);
+    expect(done.delivery.spend).toBeCloseTo(fires.reduce((n, f) => n + spendOf(f, buy.media_buy_id), 0), 2);
+    expect(done).toMatchObject({ status: 'completed', next_check_at: null, reports: { missing: 0, next_expected_at: null } });
+    expect(await buyNotifications(orch, buy.id, 'media_buy.completed')).toHaveLength(1);
+    expect(await buyNotifications(orch, buy.id, 'media_buy.activated')).toHaveLength(1);
   });
 });
