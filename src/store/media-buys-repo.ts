@@ -128,6 +128,23 @@ export class MediaBuysRepo {
     return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
   }
 
+  /**
+   * What the buys of each campaign delivered so far (a campaign's page shows it beside planned and
+   * committed), in one query on the campaign index; campaigns without a buy are absent.
+   */
+  async deliveredByCampaigns(campaignIds: readonly string[]): Promise<Map<string, { spend: number; impressions: number; buys: number }>> {
+    const out = new Map<string, { spend: number; impressions: number; buys: number }>();
+    if (campaignIds.length === 0) return out;
+    const rows = await this.db.kysely
+      .selectFrom('media_buys')
+      .select(['campaign_id', (eb) => eb.fn.sum<number>('spend').as('spend'), (eb) => eb.fn.sum<number>('impressions').as('impressions'), (eb) => eb.fn.countAll<number>().as('buys')])
+      .where('campaign_id', 'in', [...campaignIds])
+      .groupBy('campaign_id')
+      .execute();
+    for (const r of rows) if (r.campaign_id) out.set(r.campaign_id, { spend: Math.round(Number(r.spend) * 10_000) / 10_000, impressions: Number(r.impressions), buys: Number(r.buys) });
+    return out;
+  }
+
   /** Buys by status for the gauge: counts per status (from the database, so any instance is right). */
   async countByStatus(): Promise<Array<{ status: string; n: number }>> {
     const rows = await this.db.kysely

@@ -120,4 +120,15 @@ describe.each(dialects)('live media buys on $name', ({ make }) => {
     expect(again).toMatchObject({ kind: 'applied', applied: 0, duplicates: 1 });
     expect((await a.mediaBuys.get(buyId))!.reports_received).toBe(1);
   });
+
+  it("sums what each campaign's buys delivered, in one read", async () => {
+    const one = await completedBuy();
+    const two = await completedBuy();
+    const other = await completedBuy();
+    const camp = `cmp_${database.name}_${seq}`;
+    await a.db.kysely.updateTable('media_buys').set({ campaign_id: camp, spend: 10.25, impressions: 1000 }).where('id', 'in', [one.buyId, two.buyId]).execute();
+    await a.db.kysely.updateTable('media_buys').set({ campaign_id: `${camp}_other`, spend: 3, impressions: 5 }).where('id', '=', other.buyId).execute();
+    const sums = await a.mediaBuys.deliveredByCampaigns([camp, 'cmp_none']);
+    expect([...sums.entries()]).toEqual([[camp, { spend: 20.5, impressions: 2000, buys: 2 }]]);
+  });
 });
