@@ -100,8 +100,7 @@ describe('subscriptions: delivery', () => {
       expect(r.headers['content-type']).toBe('application/json');
     }
     const byId = new Map(expected.map((n) => [n.id, n]));
-    // The buys these operations made live on and have notifications of their own (media_buy.*), as they come.
-    const aboutOperations = rcv.requests.filter((r) => !(JSON.parse(r.body).type as string).startsWith('media_buy.'));
+    const aboutOperations = rcv.requests.filter((r) => !(JSON.parse(r.body).type as string).startsWith('media_buy.')); // buys notify of their own
     for (const r of aboutOperations) expect(r.body).toBe(byId.get(r.headers['webhook-id']!)!.body);
     // After dedupe by webhook-id: each notification exactly once, nothing else.
     const delivered = new Set(aboutOperations.filter(answeredOk).map((r) => r.headers['webhook-id']));
