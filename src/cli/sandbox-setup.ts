@@ -82,6 +82,7 @@ export async function setUpSandbox(app: App, config: Config, baseUrl: string, en
     `curl -s -X POST ${baseUrl}/v1/media-buys -H 'Authorization: Bearer ${apiKey}' -H 'Content-Type: application/json' -d '${JSON.stringify(body)}'`,
     '',
     `Then: curl -s ${baseUrl}/v1/operations/<id> -H 'Authorization: Bearer ${apiKey}'`,
+    `and watch it deliver (a reporting period every ${config.ADCP_ORCH_SANDBOX_REPORT_INTERVAL_MS / 1000} s): curl -s ${baseUrl}/v1/media-buys -H 'Authorization: Bearer ${apiKey}'`,
     '',
   ].join('\n');
   return {
