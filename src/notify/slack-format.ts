@@ -93,11 +93,12 @@ export function slackMessage(body: NotificationBody, publicUrl: string | undefin
 
   const summary = `${slackEscape(headline)}${reminder}: ${facts.join(', ')}`;
   const detail = [message && `> ${slackEscape(message)}`, reason && `reason: ${slackEscape(reason)}`].filter(Boolean).join('\n');
-  const text = [summary, detail, link && `<${link}|Open the operation>`].filter(Boolean).join('\n');
+  const open = !op && body.data?.media_buy ? 'Open the media buy' : 'Open the operation';
+  const text = [summary, detail, link && `<${link}|${open}>`].filter(Boolean).join('\n');
 
   const blocks: Array<Record<string, unknown>> = [{ type: 'section', text: { type: 'mrkdwn', text: [summary, detail].filter(Boolean).join('\n') } }];
   if (link) {
-    blocks.push({ type: 'actions', elements: [{ type: 'button', text: { type: 'plain_text', text: 'Open the operation' }, url: link }] });
+    blocks.push({ type: 'actions', elements: [{ type: 'button', text: { type: 'plain_text', text: open }, url: link }] });
   }
   blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: `\`${slackEscape(type)}\` · ${slackEscape(str(body.id) ?? '')}` }] });
   return { text, blocks };
