@@ -73,7 +73,8 @@ describe.each(dialects)('live media buys on $name', ({ make }) => {
   it('claims due buys with leases that never overlap, and refuses a write under a lost lease', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 6; i++) ids.push((await completedBuy()).buyId);
-    const now = Date.now() + 1_000;
+    // Past their first status read (the create stated a status: the read comes on the interval, jittered up to a tenth).
+    const now = Date.now() + tracking.statusIntervalMs * 1.2;
     const [fromA, fromB] = await Promise.all([a.mediaBuys.claimDue('A', now, 30_000, 50), b.mediaBuys.claimDue('B', now, 30_000, 50)]);
     const claimedA = fromA.map((r) => r.id).filter((id) => ids.includes(id));
     const claimedB = fromB.map((r) => r.id).filter((id) => ids.includes(id));

@@ -18,7 +18,7 @@ import type { Logger } from 'pino';
 import { readDeliveryReply } from '../../domain/delivery-report.js';
 import { mergePackages, requestBudget } from '../../domain/media-buy-delivery.js';
 import { isMediaBuyStatus } from '../../domain/media-buy-status.js';
-import { STATUS_AFTER_REPORT_MS, withNextCheck, type TrackingPolicy } from '../../domain/media-buy-timers.js';
+import { nextStatusCheck, STATUS_AFTER_REPORT_MS, withNextCheck, type TrackingPolicy } from '../../domain/media-buy-timers.js';
 import { parseGovernance } from '../../domain/governed-flow.js';
 import { firstReportExpectedAt, isReportingFrequency } from '../../domain/reporting-webhook.js';
 import { isTerminal, type OperationStatus } from '../../domain/status.js';
@@ -57,7 +57,7 @@ export class BuyRecorder {
     const result = op.result ? (JSON.parse(op.result) as Json) : {};
     const mediaBuyId = typeof result.media_buy_id === 'string' && result.media_buy_id.length > 0 ? result.media_buy_id : undefined;
     if (!mediaBuyId) return [];
-    const built = buyFromOperation(op, result, mediaBuyId, this.deps.tracking, now);
+    const built = buyFromOperation(op, result, mediaBuyId, this.deps.tracking, now, this.deps.random);
     const written = await this.deps.store.mediaBuys.insertIn(trx, built.row, built.events);
     if (!written) this.deps.log.info({ operation_id: op.id, media_buy_id: mediaBuyId }, 'media buy already recorded (by this operation or another that found it)');
     return written?.notifications ?? [];
@@ -108,7 +108,7 @@ function updateFacts(op: OperationRow): Json {
 }
 
 /** The new buy's row and first events, from its completed create_media_buy. */
-export function buyFromOperation(op: OperationRow, result: Json, mediaBuyId: string, tracking: TrackingPolicy, now: number): { row: MediaBuyRow; events: NewEvent[] } {
+export function buyFromOperation(op: OperationRow, result: Json, mediaBuyId: string, tracking: TrackingPolicy, now: number, random: () => number): { row: MediaBuyRow; events: NewEvent[] } {
   const request = JSON.parse(op.request_body) as Json;
   const reporting = isObject(request.reporting_webhook) ? request.reporting_webhook : undefined;
   const ours = op.reporting_token != null && reporting !== undefined;
@@ -126,8 +126,9 @@ export function buyFromOperation(op: OperationRow, result: Json, mediaBuyId: str
   const status = isMediaBuyStatus(result.status) ? result.status : 'pending_start';
   const expected = ours && frequency ? firstReportExpectedAt(now, flightStart ?? null, frequency) : null;
   const timers = withNextCheck({
-    // The create's reply is brief: read what the seller now says of the buy straight away.
-    status_check_at: now,
+    // A reply that states the buy's status is enough to start from: the next read comes on the interval.
+    // One that does not (an adopted task's, a seller's terse reply) is followed by a read at once.
+    status_check_at: isMediaBuyStatus(result.status) ? nextStatusCheck(now, tracking, random) : now,
     report_due_at: expected === null ? null : expected + tracking.graceMs,
     // Fires that go elsewhere: we poll for the delivery instead.
     delivery_poll_at: ours ? null : now + tracking.statusIntervalMs,
