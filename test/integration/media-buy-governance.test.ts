@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { governedRequest, outcomesFor, startGoverned, syncPlan, type GovernedSetup } from '../helpers/governed.js';
 import { eventually, waitForStatus } from '../helpers/orchestrator.js';
-import { buyOf, buyWhen, LIVE_BUY_ENV } from '../helpers/live-buys.js';
+import { buyNotifications, buyOf, buyWhen, LIVE_BUY_ENV } from '../helpers/live-buys.js';
 
 let setup: GovernedSetup | undefined;
 afterEach(async () => {
@@ -71,5 +71,32 @@ describe('delivery outcomes to governance', () => {
     expect(rows.map((r) => JSON.parse(r.request).idempotency_key)).toEqual(deliveries.map((d) => d.idempotency_key));
     // The stored arguments keep the approval's token sealed.
     expect(rows.every((r) => !JSON.parse(r.request).governance_context.startsWith('ey'))).toBe(true);
+  });
+
+  it('keeps the findings the governance agent answers a delivery with, and tells people once', async () => {
+    setup = await startGoverned({ seller: { reportClock: false, statusStepMs: 0, flightPeriods: 8 }, env: LIVE_BUY_ENV });
+    const { orch, governance, sellers } = setup;
+    await syncPlan(setup, 'plan-over');
+    const created = await orch.api('POST', '/v1/media-buys', {
+      agent_id: setup.sellerIds[0],
+      request: governedRequest('sandbox_instant', { end_time: new Date(Date.now() + 4 * HOUR).toISOString() }),
+      governance: { agent_id: setup.governanceId, plan_id: 'plan-over' },
+      reporting: { frequency: 'hourly' },
+    });
+    await waitForStatus(orch, created.body.id, ['completed']);
+    const buy = await buyOf(orch, created.body.id);
+    await sellers[0]!.reporting.runToEnd(buy.media_buy_id);
+    // A re-measured period at twice its figures: the buy has now delivered more than it committed.
+    const remeasured = await sellers[0]!.reporting.sendWindowUpdate(buy.media_buy_id, { periodIndex: 0, factor: 2 });
+    expect(remeasured.final_status).toBe(200);
+    const findings = await eventually(async () => {
+      const n = await buyNotifications(orch, buy.id, 'media_buy.governance_findings');
+      return n.length > 0 ? n : undefined;
+    });
+    expect(findings).toHaveLength(1);
+    expect(findings[0].data.event.detail.findings[0]).toMatchObject({ category_id: 'budget_authority' });
+    const rows = await orch.app.store.deliveryOutcomes.forBuy(buy.id);
+    expect(rows.filter((r) => r.status === 'findings')).toHaveLength(1);
+    expect(governance.deliveries('plan-over').filter((d) => d.status === 'findings')).toHaveLength(1);
   });
 });
