@@ -73,18 +73,22 @@ export async function planReport(ctx: ApplyContext, trx: Tx, buy: MediaBuyRow, i
 
   let outranked: string | null = null;
   let replaced: string[] = [];
+  // The counted periods, read once (this report among them when it is one) and kept up to date here.
+  let periods = await ctx.store.reports.livePeriodsIn(trx, buy.id);
   if (kind === 'period') {
-    const live = (await ctx.store.reports.livePeriodsIn(trx, buy.id)).filter((e) => e.id !== report.id);
+    const own = periods.find((e) => e.id === report.id)!;
+    const live = periods.filter((e) => e.id !== report.id);
     const place = placeInLedger({ notificationType: reading.notificationType, sequenceNumber, period: reading.period }, live);
     outranked = place.supersededBy;
     replaced = place.supersedes;
     if (outranked) await ctx.store.reports.supersedeIn(trx, [report.id], outranked);
     await ctx.store.reports.supersedeIn(trx, replaced, report.id);
+    periods = [...live.filter((e) => !replaced.includes(e.id)), ...(outranked ? [] : [own])];
   }
 
   const snapshot = await ctx.store.reports.latestSnapshotIn(trx, buy.id);
   const figures = deliveryFigures(
-    await ctx.store.reports.livePeriodsIn(trx, buy.id),
+    periods,
     snapshot ? { impressions: snapshot.impressions, spend: snapshot.spend, clicks: snapshot.clicks, period_end: snapshot.period_end, by_package: JSON.parse(snapshot.by_package) } : null,
   );
   // A restatement of a period the latest poll already covers changes the seller's own figure: read it again.
