@@ -12,6 +12,7 @@
 import type { Logger } from 'pino';
 import type { Metrics } from '../engine/metrics.js';
 import type { FireOutcome, ReportIngest } from '../engine/media-buys/report-ingest.js';
+import type { AgentRow } from '../store/index.js';
 import type { ReportingTarget } from '../store/media-buys-repo.js';
 import type { SecretBox } from '../store/secret-box.js';
 import type { NonceReplayStore } from '../adcp/webhook-signature.js';
@@ -30,7 +31,7 @@ const OPENED_SECRETS_MAX = 10_000;
 export interface ReportingReceiverDeps {
   ingest: ReportIngest;
   /** The seller's agent row (its keys sign RFC 9421 fires). */
-  agent: (agentId: string) => Promise<import('../store/index.js').AgentRow | undefined>;
+  agent: (agentId: string) => Promise<AgentRow | undefined>;
   nonces: NonceReplayStore;
   secrets: SecretBox;
   keySources: AgentKeySources;
