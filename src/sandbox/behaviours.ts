@@ -63,7 +63,7 @@ export function checkCreateRequest(args: Record<string, unknown>): RequestProble
  * A seller must refuse a webhook channel it cannot honour rather than drop it
  * silently, so anything unusable here is INVALID_REQUEST.
  */
-function checkPushConfig(raw: unknown): PushNotificationConfig | RequestProblem | undefined {
+export function checkPushConfig(raw: unknown): PushNotificationConfig | RequestProblem | undefined {
   if (raw === undefined) return undefined;
   const bad = (message: string, field = 'push_notification_config'): RequestProblem => ({
     code: 'INVALID_REQUEST',

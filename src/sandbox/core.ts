@@ -1,7 +1,8 @@
 /**
  * The sandbox seller's brain, independent of any transport: the tool
- * implementations (create_media_buy, tasks/get, list_tasks, sandbox_respond),
- * the scripted async behaviours, and the hooks tests use to force things.
+ * implementations (create_media_buy, tasks/get, list_tasks, sandbox_respond;
+ * the tasks on booked buys are answered from `live`, live-buys.ts), the
+ * scripted async behaviours, and the hooks tests use to force things.
  * MCP and A2A both reach it through the AdcpServer built in adcp-server.ts.
  */
 import {
@@ -212,7 +213,7 @@ export class SellerCore {
     const done = this.tasks.transition(taskId, 'completed', { result });
     if (done && !override) {
       this.stats.mediaBuyCreated(task.idempotency_key);
-      this.live.record(task.request ?? {}, result);
+      this.live.record(task.request ?? {}, result, taskId);
     }
     return done;
   }

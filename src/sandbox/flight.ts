@@ -11,7 +11,8 @@
  * `maxPeriods` of them; a longer flight is cut into at most `maxPeriods`
  * periods, each a whole number of frequency units, so that a 180-day daily
  * flight still ends after six ticks (30-day periods) instead of 180. The last
- * period is cut short at the flight's end. Pure: no clock, no state.
+ * period ends at the flight's end (shorter, or up to 1 % of a unit longer).
+ * Pure: no clock, no state.
  */
 
 export const REPORTING_FREQUENCIES = ['hourly', 'daily', 'monthly'] as const;
@@ -24,6 +25,9 @@ export const FREQUENCY_MS: Readonly<Record<ReportingFrequency, number>> = {
   monthly: 30 * 24 * HOUR_MS,
 };
 
+/** The share of a frequency unit a flight may overrun before it counts as another unit. */
+const SLACK = 0.01;
+
 /** A reporting period in epoch milliseconds, `end` exclusive (the next period starts there). */
 export interface Period {
   start: number;
@@ -35,11 +39,12 @@ export function planPeriods(start: number, end: number, frequency: ReportingFreq
   if (!Number.isInteger(maxPeriods) || maxPeriods < 1) throw new Error(`maxPeriods must be a positive integer, got ${maxPeriods}`);
   if (!(end > start)) throw new Error('a flight must end after it starts');
   const unit = FREQUENCY_MS[frequency];
-  const units = Math.ceil((end - start) / unit);
-  const length = unit * Math.max(1, Math.ceil(units / maxPeriods));
-  const periods: Period[] = [];
-  for (let s = start; s < end; s += length) periods.push({ start: s, end: Math.min(s + length, end) });
-  return periods;
+  // A flight a hair past a whole number of units (an `asap` start rounded to the second) is not one more period.
+  const units = Math.max(1, Math.ceil((end - start) / unit - SLACK));
+  const perPeriod = Math.ceil(units / maxPeriods);
+  const count = Math.ceil(units / perPeriod);
+  const length = unit * perPeriod;
+  return Array.from({ length: count }, (_, i) => ({ start: start + i * length, end: i === count - 1 ? end : start + (i + 1) * length }));
 }
 
 export interface Flight {

@@ -23,7 +23,7 @@ export interface ReportingHooks {
    * Ticks the buy now: delivers its next period and reports it (`final` for
    * the last one, which completes the buy). A pending buy is moved to active
    * first. Undefined when the buy has no reporting_webhook (it still delivers)
-   * or has ended.
+   * or has ended. Throws for a buy still awaiting creatives.
    */
   fireNow(mediaBuyId: string, opts?: { style?: ReportBodyStyle }): Promise<FireRecord | undefined>;
   /** Ticks the buy but loses the report: its sequence number is used up and nothing is sent, so the next fire shows a gap. */
@@ -57,6 +57,16 @@ export interface ReportingHooks {
    * buy's: name buys with the same flight. Buys of other accounts may be named.
    */
   fireCombined(mediaBuyIds: string[]): Promise<FireRecord>;
+  /**
+   * Ticks the buy and reports the period to the create request's
+   * push_notification_config instead of its reporting_webhook, as some sellers
+   * do: a 3.1 envelope with the operation's `operation_id`, the create task's
+   * `task_id` (if it had one) and `task_type` `media_buy_delivery`, or
+   * `update_media_buy` with `aggregated_totals` in `result` (the Prebid sales
+   * agent's way). Authenticated as that webhook's operation webhooks are; the
+   * buy's report sequence goes on.
+   */
+  fireViaPushNotificationConfig(mediaBuyId: string, opts?: { taskType?: 'media_buy_delivery' | 'update_media_buy' }): Promise<FireRecord>;
   /** Ticks the buy until its flight is over; the fires in order (the last one `final`). */
   runToEnd(mediaBuyId: string): Promise<FireRecord[]>;
   /** Assigns creatives: a buy of sandbox_awaiting_creatives may leave pending_creatives. */
@@ -113,7 +123,11 @@ export function reportingHooks(live: LiveBuys): ReportingHooks {
     stopClock: () => live.stopClock(),
     startClock: () => live.startClock(),
     clockRunning: () => live.clockRunning,
-    fireNow: async (id, opts = {}) => live.tick(find(id), opts),
+    fireNow: async (id, opts = {}) => {
+      const buy = find(id);
+      if (buy.status === 'pending_creatives' && buy.awaiting_creatives) throw new Error(`media buy ${id} awaits creatives: assignCreatives first`);
+      return live.tick(buy, opts);
+    },
     skipSequenceNumber: async (id) => {
       const lost = await live.tick(withWebhook(id), { lose: true });
       if (!lost) throw new Error(`media buy ${id} has nothing left to report`);
@@ -159,6 +173,37 @@ export function reportingHooks(live: LiveBuys): ReportingHooks {
           ...(!isTerminalBuyStatus(first.status) && { next_expected_at: live.nextExpectedAt() }),
           reporting_period: { start: period.start, end: period.end },
           rows: buys.map((b, i) => deliveryRow(b, periodFigures(b, delivered[i]!.index), { through: Date.parse(delivered[i]!.end) })),
+        },
+      });
+    },
+    fireViaPushNotificationConfig: async (id, opts = {}) => {
+      const buy = find(id);
+      const push = buy.push_notification_config;
+      if (!push) throw new Error(`media buy ${id} was bought without a push_notification_config`);
+      const delivered = live.deliverNow(buy);
+      if (!delivered) throw new Error(`media buy ${id} has ended`);
+      const taskType = opts.taskType ?? 'media_buy_delivery';
+      const row = deliveryRow(buy, periodFigures(buy, delivered.index), { through: Date.parse(delivered.end) });
+      const totals = row.totals as { impressions: number; spend: number };
+      const final = isTerminalBuyStatus(buy.status);
+      return live.reporter.fire({
+        webhook: {
+          url: push.url,
+          reporting_frequency: buy.flight.frequency,
+          ...(push.token !== undefined && { token: push.token }),
+          ...(push.authentication?.credentials !== undefined && {
+            authentication: { schemes: [push.authentication.schemes[0] as 'HMAC-SHA256' | 'Bearer'], credentials: push.authentication.credentials },
+          }),
+        },
+        mediaBuyIds: [id],
+        style: 'envelope',
+        envelope: { ...(push.operation_id !== undefined && { operation_id: push.operation_id }), ...(buy.task_id && { task_id: buy.task_id }), task_type: taskType },
+        fields: {
+          notification_type: final ? 'final' : 'scheduled',
+          ...(!final && { next_expected_at: live.nextExpectedAt() }),
+          reporting_period: { start: delivered.start, end: delivered.end },
+          rows: [row],
+          ...(taskType === 'update_media_buy' && { aggregated_totals: { impressions: totals.impressions, spend: totals.spend, media_buy_count: 1 } }),
         },
       });
     },

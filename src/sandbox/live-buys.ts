@@ -16,6 +16,7 @@
  * stopped); with it stopped nothing moves by itself and tests drive buys
  * with the hooks in live-buy-hooks.ts, deterministically.
  */
+import { checkPushConfig } from './behaviours.js';
 import { figuresFor, periodSpend } from './delivery.js';
 import { flightOf, isoPeriod } from './flight.js';
 import {
@@ -79,12 +80,18 @@ export class LiveBuys {
     this.running = opts.reportClock;
   }
 
-  /** Books a buy the seller just created (its request already checked), and starts its life. */
-  record(request: Record<string, unknown>, mediaBuy: Record<string, unknown>): BookedMediaBuy {
+  /** Books a buy the seller just created (its request already checked; `taskId` if it was asynchronous), and starts its life. */
+  record(request: Record<string, unknown>, mediaBuy: Record<string, unknown>, taskId?: string): BookedMediaBuy {
     const checked = checkReportingWebhook(request.reporting_webhook);
     const reporting = checked && !('code' in checked) ? checked : undefined;
+    const pushChecked = checkPushConfig(request.push_notification_config);
+    const push = pushChecked && !('code' in pushChecked) ? pushChecked : undefined;
     const frequency = reporting?.reporting_frequency ?? 'daily';
-    const buy = this.book.record(request, mediaBuy, (req, at) => flightOf(req, at, frequency, this.opts.flightPeriods), reporting);
+    const buy = this.book.record(request, mediaBuy, (req, at) => flightOf(req, at, frequency, this.opts.flightPeriods), {
+      ...(reporting && { reporting }),
+      ...(push && { push }),
+      ...(taskId && { taskId }),
+    });
     this.schedule(buy);
     return buy;
   }

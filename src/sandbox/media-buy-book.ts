@@ -12,6 +12,7 @@ import type { DeliveryCurve, PackageFigures } from './delivery.js';
 import type { Flight } from './flight.js';
 import { findSandboxProduct } from './products.js';
 import type { ReportingWebhook } from './reporting-webhook.js';
+import type { PushNotificationConfig } from './tasks.js';
 import { isPlainObject } from './wire.js';
 
 export const MEDIA_BUY_STATUSES = ['pending_creatives', 'pending_start', 'active', 'paused', 'completed', 'rejected', 'canceled'] as const;
@@ -76,6 +77,10 @@ export interface BookedMediaBuy {
   delivered: DeliveredPeriod[];
   /** Where reports go; absent: the buyer polls get_media_buy_delivery. Holds the buyer's credential. */
   reporting_webhook?: ReportingWebhook;
+  /** The create request's push_notification_config (some sellers report delivery there too). */
+  push_notification_config?: PushNotificationConfig;
+  /** The create_media_buy task that made the buy, when it was asynchronous. */
+  task_id?: string;
   /** Stays pending_creatives until creatives are assigned (products' `awaitsCreatives`). */
   awaiting_creatives: boolean;
 }
@@ -90,7 +95,7 @@ export class MediaBuyBook {
     request: Record<string, unknown>,
     mediaBuy: Record<string, unknown>,
     flightFor: (request: Record<string, unknown>, bookedAt: number) => Flight,
-    reporting?: ReportingWebhook,
+    channels: { reporting?: ReportingWebhook; push?: PushNotificationConfig; taskId?: string } = {},
   ): BookedMediaBuy {
     const bookedAt = Date.now();
     const now = new Date(bookedAt).toISOString();
@@ -123,7 +128,9 @@ export class MediaBuyBook {
       history: [],
       flight,
       delivered: [],
-      ...(reporting && { reporting_webhook: reporting }),
+      ...(channels.reporting && { reporting_webhook: channels.reporting }),
+      ...(channels.push && { push_notification_config: channels.push }),
+      ...(channels.taskId && { task_id: channels.taskId }),
       awaiting_creatives: packages.some((p) => findSandboxProduct(p.product_id)?.awaitsCreatives === true),
     };
     buy.history.push({ revision: buy.revision, timestamp: now, actor: SELLER_ACTOR, action: 'created' });

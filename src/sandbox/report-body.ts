@@ -79,6 +79,8 @@ export interface ReportFields {
   reporting_period: { start: string; end: string };
   rows: Record<string, unknown>[];
   token?: string;
+  /** Never in a spec fire; some sellers (the Prebid sales agent) send it anyway. */
+  aggregated_totals?: Record<string, unknown>;
 }
 
 /** The 3.0 bare body: a `get_media_buy_delivery` response plus the webhook fields (never `aggregated_totals`). */
@@ -90,18 +92,19 @@ export function bareReport(r: ReportFields): Record<string, unknown> {
     reporting_period: r.reporting_period,
     currency: 'USD',
     media_buy_deliveries: r.rows,
+    ...(r.aggregated_totals !== undefined && { aggregated_totals: r.aggregated_totals }),
     ...(r.token !== undefined && { token: r.token }),
     sandbox: true,
   };
 }
 
 /** The 3.1 envelope around a report; the sender adds `idempotency_key` at its root. */
-export function envelopeReport(r: ReportFields, ids: { operation_id: string; task_id: string }, timestamp: string): Record<string, unknown> {
+export function envelopeReport(r: ReportFields, ids: { operation_id: string; task_id: string; task_type?: string }, timestamp: string): Record<string, unknown> {
   const { token, ...report } = r;
   return {
     operation_id: ids.operation_id,
     task_id: ids.task_id,
-    task_type: 'media_buy_delivery',
+    task_type: ids.task_type ?? 'media_buy_delivery',
     status: 'completed',
     timestamp,
     ...(token !== undefined && { token }),

@@ -56,6 +56,8 @@ export interface FireRequest {
   badSignature?: boolean;
   /** Use up the sequence number and send nothing (a report lost on the way). */
   lose?: boolean;
+  /** Envelope fields other than the reporting stream's own (a report sent to an operation's webhook). */
+  envelope?: { operation_id?: string; task_id?: string; task_type?: string };
 }
 
 interface BuyReporting {
@@ -107,10 +109,8 @@ export class Reporter {
     const owner = req.mediaBuyIds[0];
     if (owner === undefined) throw new Error('a fire names at least one buy');
     const s = this.state(owner);
-    const sequence = req.badSignature ? s.sequence + 1 : ++s.sequence;
+    const sequence = s.sequence + 1;
     const style = req.style ?? (s.envelopeNext ? 'envelope' : this.defaultStyle);
-    if (!req.badSignature) s.envelopeNext = false;
-    const fire = ++this.fires;
     const fields: ReportFields = {
       ...req.fields,
       sequence_number: sequence,
@@ -119,10 +119,16 @@ export class Reporter {
     const at = new Date().toISOString();
     const payload =
       style === 'envelope'
-        ? envelopeReport(fields, { operation_id: `reporting_${owner}`, task_id: `report_${owner}_${sequence}` }, at)
+        ? envelopeReport(fields, { operation_id: `reporting_${owner}`, task_id: `report_${owner}_${sequence}`, ...req.envelope }, at)
         : bareReport(fields);
     // Fires are checked like replies: the report is a get_media_buy_delivery response plus webhook fields.
     assertValidAdcpReply('sandbox seller', 'get_media_buy_delivery', (style === 'envelope' ? payload.result : payload) as Record<string, unknown>);
+    // A forgery is not one of the buy's reports: it uses no sequence number.
+    if (!req.badSignature) {
+      s.sequence = sequence;
+      s.envelopeNext = false;
+    }
+    const fire = ++this.fires;
     const auth = reportingAuth(req.webhook);
     const record: FireRecord = {
       fire,

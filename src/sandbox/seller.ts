@@ -1,6 +1,9 @@
 /**
  * The sandbox SELLER agent: an AdCP seller on loopback HTTP that scripts the
- * async behaviours a buyer-side orchestrator must survive (see products.ts).
+ * async behaviours a buyer-side orchestrator must survive (see products.ts),
+ * and lets the buys it makes live a compressed flight that reports delivery
+ * to the buyer's reporting_webhook (live-buys.ts; test hooks on
+ * `seller.reporting`, live-buy-hooks.ts; docs/SANDBOX.md).
  *
  * Routes:
  *   POST /mcp                      MCP streamable HTTP (stateless, JSON replies)

@@ -111,6 +111,7 @@ describe('sandbox seller: a buy reports its flight on the clock', () => {
     const other = await buy(adcp, buyRequest(['sandbox_instant']));
     await vi.waitFor(() => expect(s.reporting.buy(other)!.status).toBe('active'), { timeout: 5000, interval: 20 });
     expect(s.reporting.buy(id)!.status).toBe('pending_creatives');
+    await expect(s.reporting.fireNow(id)).rejects.toThrow(/awaits creatives/);
     s.reporting.assignCreatives(id);
     await vi.waitFor(() => expect(s.reporting.buy(id)!.status).toBe('active'), { timeout: 5000, interval: 20 });
   });
@@ -120,7 +121,7 @@ describe('sandbox seller: reporting hooks (clock stopped)', () => {
   it('Bearer fires; a lost fire leaves a sequence gap; a resend repeats body and key; silence stops fires, not delivery', async () => {
     const { s, adcp } = await seller({ flightPeriods: 6 });
     const r = await receiver({ bearer: BEARER });
-    const id = await buy(adcp, buyRequest(['sandbox_instant'], webhook(r, 'bearer')));
+    const id = await buy(adcp, buyRequest(['sandbox_instant'], webhook(r, 'bearer'), { end_time: new Date(Date.now() + 6 * HOUR).toISOString() }));
     expect(s.reporting.buy(id)!.status).toBe('pending_creatives');
 
     const first = (await s.reporting.fireNow(id))!;
@@ -288,6 +289,24 @@ describe('sandbox seller: reporting hooks (clock stopped)', () => {
     expect(sellerFinal).toMatchObject({ notification_type: 'final', sequence_number: 1 });
     expect(r.fires[1]!.body.media_buy_deliveries[0]).toMatchObject({ status: 'canceled', totals: { spend: 0 } });
     expect(s.reporting.buy(second)).toMatchObject({ status: 'canceled', canceled_by: 'seller', cancellation_reason: 'inventory withdrawn' });
+  });
+
+  it('a report through the operation’s push_notification_config: 3.1 envelope, or the Prebid style', async () => {
+    const { s, adcp } = await seller();
+    const r = await receiver({ hmac: HMAC_SECRET });
+    const push = { url: `${r.url}/operations/op-77`, operation_id: 'op-77', token: 'op-token-0123456789', authentication: { schemes: ['HMAC-SHA256'], credentials: HMAC_SECRET } };
+    // Without a reporting_webhook the buy reports daily: a six-day flight has six periods.
+    const id = await buy(adcp, buyRequest(['sandbox_instant'], undefined, { push_notification_config: push, end_time: new Date(Date.now() + 6 * 24 * HOUR).toISOString() }));
+    expect(await s.reporting.fireNow(id)).toBeUndefined();
+    await s.reporting.fireViaPushNotificationConfig(id);
+    await s.reporting.fireViaPushNotificationConfig(id, { taskType: 'update_media_buy' });
+    expect(r.fires.map((f) => [f.path, f.verified])).toEqual([['/operations/op-77', true], ['/operations/op-77', true]]);
+    const [delivery, prebid] = r.fires.map((f) => f.body);
+    expect(delivery).toMatchObject({ operation_id: 'op-77', task_type: 'media_buy_delivery', status: 'completed', token: 'op-token-0123456789' });
+    expect(delivery!.result).toMatchObject({ sequence_number: 1, media_buy_deliveries: [expect.objectContaining({ media_buy_id: id })] });
+    expect(delivery!.result.reporting_period.start).toBe(s.reporting.buy(id)!.delivered[1]!.start);
+    expect(delivery!.result.aggregated_totals).toBeUndefined();
+    expect(prebid).toMatchObject({ operation_id: 'op-77', task_type: 'update_media_buy', result: { sequence_number: 2, aggregated_totals: { media_buy_count: 1 } } });
   });
 
   it('under- and over-delivering products read as such in pacing_index', async () => {

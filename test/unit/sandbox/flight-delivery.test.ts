@@ -32,6 +32,13 @@ describe('planPeriods', () => {
     expect(contiguous(odd)).toBe(true);
   });
 
+  it('a flight a hair past whole units is not one period more: the last period absorbs the hair', () => {
+    const periods = planPeriods(T0, T0 + 4 * HOUR + 700, 'hourly', 4);
+    expect(periods).toHaveLength(4);
+    expect(periods[3]).toEqual({ start: T0 + 3 * HOUR, end: T0 + 4 * HOUR + 700 });
+    expect(planPeriods(T0, T0 + 4 * HOUR + 10 * 60_000, 'hourly', 6)).toHaveLength(5);
+  });
+
   it('monthly periods are 30 days; a flight of exactly maxPeriods units is cut into them', () => {
     const periods = planPeriods(T0, T0 + 3 * FREQUENCY_MS.monthly, 'monthly', 3);
     expect(periods.map((p) => p.end - p.start)).toEqual([30 * DAY, 30 * DAY, 30 * DAY]);
