@@ -68,6 +68,13 @@ export interface AuthenticatedDelivery {
   nonce?: PendingNonce;
 }
 
+/** An authenticated body at an operation's URL, strictly parsed, whose envelope is no task's (a delivery report's may lack task_id). */
+export interface OperationUrlBody {
+  text: string;
+  fingerprint: string;
+  nonce?: PendingNonce;
+}
+
 export interface PendingNonce {
   keyid: string;
   nonce: string;
@@ -95,7 +102,10 @@ export interface WebhookIngestDeps {
   log: Logger;
   now?: () => number;
   /** Delivery reports sent to a create's own URL go to its buy (src/engine/media-buys/operation-url-reports.ts). */
-  reports?: { atOperation(op: WebhookTarget, d: AuthenticatedDelivery): Promise<IngestOutcome | null> };
+  reports?: {
+    atOperation(op: WebhookTarget, d: AuthenticatedDelivery): Promise<IngestOutcome | null>;
+    applyBody(op: WebhookTarget, body: OperationUrlBody): Promise<IngestOutcome | null>;
+  };
 }
 
 type Refusal = Extract<IngestOutcome, { kind: 'refused' }>['reason'];
@@ -169,6 +179,11 @@ export class WebhookIngest {
     const applied = together.applied!;
     await this.deps.operations.observed(op.id, applied);
     return this.outcomeOf(op, applied.outcome === 'not_found' || applied.outcome === 'lease_lost' ? applied.outcome : applied.value, observation);
+  }
+
+  /** A delivery report at a create's own URL whose envelope is no task's: applied to the buy, or null when it cannot be. */
+  reportAtOperation(op: WebhookTarget, body: OperationUrlBody): Promise<IngestOutcome | null> {
+    return this.deps.reports ? this.deps.reports.applyBody(op, body) : Promise.resolve(null);
   }
 
   /** Deliveries stored before `olderThan` and never applied (the recovery sweep's work). */

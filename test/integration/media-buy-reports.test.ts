@@ -157,4 +157,16 @@ describe('a live buy takes its reporting fires', () => {
     expect(await buyNotifications(orch, buy.id, 'media_buy.completed')).toHaveLength(1);
     expect(await buyNotifications(orch, buy.id, 'media_buy.activated')).toHaveLength(1);
   });
+
+  it("applies the sandbox seller's reports through the create's push_notification_config (RFC 9421, no task id), in both styles", async () => {
+    stack = await startLiveBuyStack();
+    const b = await buyLive(stack.orch, stack.agentId);
+    const first = await stack!.seller.reporting.fireViaPushNotificationConfig(b.media_buy_id);
+    expect([first.auth, first.final_status]).toEqual(['rfc9421', 200]);
+    const prebid = await stack!.seller.reporting.fireViaPushNotificationConfig(b.media_buy_id, { taskType: 'update_media_buy' });
+    expect(prebid.final_status).toBe(200);
+    const after = (await stack!.orch.api('GET', `/v1/media-buys/${b.id}`)).body;
+    expect(after.reports).toMatchObject({ received: 2, last_sequence: 2 });
+    expect((await stack!.orch.api('GET', `/v1/operations/${b.operation_id}`)).body.status).toBe('completed');
+  });
 });

@@ -9,7 +9,7 @@
  */
 import type { Store } from '../../store/index.js';
 import type { WebhookTarget } from '../../store/operations-repo.js';
-import type { AuthenticatedDelivery, DeliveryClaims, IngestOutcome } from '../webhook-ingest.js';
+import type { AuthenticatedDelivery, DeliveryClaims, IngestOutcome, OperationUrlBody } from '../webhook-ingest.js';
 import type { ReportIngest } from './report-ingest.js';
 
 /** Whether an operation webhook's body is a delivery report, by its content. */
@@ -23,6 +23,12 @@ export class OperationUrlReports {
   /** Applied to the operation's buy; null when it is no report, or the operation made no buy (then it is judged as any delivery). */
   async atOperation(op: WebhookTarget, d: AuthenticatedDelivery): Promise<IngestOutcome | null> {
     if (op.type !== 'create_media_buy' || !isDeliveryReport(d.claims)) return null;
+    return this.applyBody(op, { text: d.text, fingerprint: d.fingerprint, nonce: d.nonce });
+  }
+
+  /** The body of a delivery report at the operation's URL, applied to its buy; null when the operation made none. */
+  async applyBody(op: WebhookTarget, d: OperationUrlBody): Promise<IngestOutcome | null> {
+    if (op.type !== 'create_media_buy') return null;
     const buy = await this.deps.store.mediaBuys.byOperation(op.id);
     if (!buy) return null;
     const read = this.deps.ingest.read(JSON.parse(d.text));
