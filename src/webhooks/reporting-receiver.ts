@@ -55,7 +55,7 @@ export class ReportingReceiver {
 
   async receive(req: InboundWebhook): Promise<WebhookAnswer> {
     const answer = await this.pipeline(req);
-    this.deps.metrics.webhook(answer.outcome === 'accepted' ? 'report_accepted' : answer.outcome);
+    this.deps.metrics.webhook(answer.outcome);
     if (answer.statusCode >= 400) this.deps.log.warn({ outcome: answer.outcome, status: answer.statusCode }, 'reporting fire refused');
     return answer;
   }
