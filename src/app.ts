@@ -53,6 +53,15 @@ import { OperationStarter } from './engine/operation-starter.js';
 import { createMcp, type McpLayer } from './mcp/index.js';
 import { DatabaseOutage } from './engine/database-outage.js';
 import { StrandedLeases } from './engine/stranded-leases.js';
+import { BuyRecorder } from './engine/media-buys/buy-recorder.js';
+import { ReportIngest } from './engine/media-buys/report-ingest.js';
+import { OperationUrlReports } from './engine/media-buys/operation-url-reports.js';
+import { BuyTracker } from './engine/media-buys/buy-tracker.js';
+import { DeliveryOutcomes } from './engine/media-buys/delivery-outcomes.js';
+import { BuyWorker } from './engine/media-buys/buy-worker.js';
+import { MediaBuyService } from './engine/media-buys/buy-service.js';
+import { ReportingReceiver } from './webhooks/reporting-receiver.js';
+import { applyPendingFires } from './webhooks/recovery.js';
 
 export interface AppOptions {
   config: Config;
@@ -89,6 +98,13 @@ export interface App {
   instances: InstancePresence;
   /** The MCP server at /mcp (its sessions). */
   mcp: McpLayer;
+  /** Live media buys: what people do with them (reads, pause, resume, refresh). */
+  mediaBuys: MediaBuyService;
+  /** The engine's entry for authenticated reporting fires. */
+  reportIngest: ReportIngest;
+  reportingReceiver: ReportingReceiver;
+  /** Runs live buys' timers and their governance delivery outcomes. */
+  buyWorker: BuyWorker;
   /** Listens on the configured port; returns the base URL. */
   listen(): Promise<string>;
   close(): Promise<void>;
@@ -115,6 +131,10 @@ export async function createApp(opts: AppOptions): Promise<App> {
   outage = new DatabaseOutage(logger, metrics, clock);
   const stranded = new StrandedLeases(store, instanceId, outage, clock, logger);
   const bus = new ChangeBus();
+  // Live buys: made in the commit that completes their create, whichever path completes it (buy-recorder.ts).
+  const tracking = { graceMs: config.ADCP_ORCH_REPORT_GRACE_MS, statusIntervalMs: config.ADCP_ORCH_MEDIA_BUY_POLL_INTERVAL_MS };
+  const clockSkewMs = config.ADCP_ORCH_REPORT_CLOCK_SKEW_MS;
+  store.operations.addWriteHook(new BuyRecorder({ store, tracking, random: () => clock.random(), log: logger, clockSkewMs }).onOperationWrite);
   const adcp = opts.adcp ?? createAdcpClient({ maxReplyBytes: config.ADCP_ORCH_MAX_REPLY_BYTES });
   const bulkheads = new AgentBulkheads({
     maxConcurrent: config.ADCP_ORCH_AGENT_MAX_CONCURRENT_CALLS,
@@ -181,16 +201,53 @@ export async function createApp(opts: AppOptions): Promise<App> {
   wakeScheduler = () => scheduler.wake();
   const instances = new InstancePresence(store, clock, logger, { instanceId, deadAfterMs: config.ADCP_ORCH_INSTANCE_DEAD_AFTER_MS, databaseUrl: config.ADCP_ORCH_DATABASE_URL, outage }, () => scheduler.wake());
   const reconciliation = createReconciliation({ store, adcp, secrets, bus, metrics, clock, logger, config, instanceId, timing: operations.options, wake: () => scheduler.wake(), outage });
-  const webhookIngest = new WebhookIngest({ store, operations, metrics, log: logger, now: () => clock.now() });
-  const receiver = new WebhookReceiver({
-    ingest: webhookIngest,
+  const reportIngest = new ReportIngest({
+    store,
+    bus,
+    metrics,
+    log: logger,
+    tracking,
+    now: () => clock.now(),
+    random: () => clock.random(),
+    clockSkewMs,
+  });
+  const reports = new OperationUrlReports({ store, ingest: reportIngest });
+  const webhookIngest = new WebhookIngest({ store, operations, metrics, log: logger, now: () => clock.now(), reports });
+  const keySources = new AgentKeySources(config.ADCP_ORCH_ALLOW_PRIVATE_NETWORK);
+  const receiver = new WebhookReceiver({ ingest: webhookIngest, nonces: store.nonces, secrets, keySources, metrics, log: logger, now: () => clock.now() });
+  const reportingReceiver = new ReportingReceiver({
+    ingest: reportIngest,
+    agent: (id) => store.agents.get(id),
     nonces: store.nonces,
     secrets,
-    keySources: new AgentKeySources(config.ADCP_ORCH_ALLOW_PRIVATE_NETWORK),
+    keySources,
     metrics,
     log: logger,
     now: () => clock.now(),
   });
+  const buyCalls = { store, adcp, secrets, bus, breakers, metrics, clock, log: logger, callTimeoutMs: config.ADCP_ORCH_CALL_TIMEOUT_MS };
+  const tracker = new BuyTracker({ ...buyCalls, tracking, clockSkewMs });
+  const deliveryOutcomes = new DeliveryOutcomes(buyCalls);
+  const buyWorker = new BuyWorker(store, (b) => tracker.run(b), (o) => deliveryOutcomes.run(o), clock, logger, {
+    instanceId,
+    leaseMs: operations.leaseMs,
+    concurrency: 16,
+    tickMs: config.ADCP_ORCH_SCHEDULER_TICK_MS,
+    outage,
+  });
+  const mediaBuys = new MediaBuyService({ store, operations, bus, clock });
+  // A buy's change may make its timers or an outcome due now; its notifications are counted here (this process's).
+  const unsubscribeBuys = [
+    bus.subscribeBuys((change) => {
+      metrics.mediaBuyNotified(change.notifications);
+      buyWorker.wake();
+    }),
+    bus.subscribe((change) => {
+      if (!change.notifications.some((n) => n.type.startsWith('media_buy.'))) return;
+      metrics.mediaBuyNotified(change.notifications);
+      buyWorker.wake();
+    }),
+  ];
   const subscriptions = new SubscriptionDispatcher(store, secrets, eventHorizonFor(store.db, logger), clock, logger, {
     instanceId,
     concurrency: 16,
@@ -214,6 +271,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     outage,
   });
   const unsubscribeDispatcher = bus.subscribe(() => subscriptions.wake());
+  const unsubscribeBuyDispatch = bus.subscribeBuys((change) => change.notifications.length > 0 && subscriptions.wake());
   const cancel = new CancelService(store, operations, bus, metrics, clock);
   // Which operations changed, from every instance: the dashboard's live pages and the MCP server's waits and subscriptions.
   const liveChanges = liveSourceFrom(live.feed, live.wakes);
@@ -263,8 +321,9 @@ export async function createApp(opts: AppOptions): Promise<App> {
     cancel,
     starter,
     governance: { guard, plans, campaigns },
+    mediaBuys,
     plugins: [
-      webhookRoutes(receiver, config.ADCP_ORCH_PUBLIC_URL),
+      webhookRoutes(receiver, config.ADCP_ORCH_PUBLIC_URL, reportingReceiver),
       live.routes,
       subscriptionRoutes({ store, secrets, allowPrivateNetwork: config.ADCP_ORCH_ALLOW_PRIVATE_NETWORK, wake: () => subscriptions.wake() }),
       dashboard,
@@ -294,6 +353,10 @@ export async function createApp(opts: AppOptions): Promise<App> {
     instanceId,
     instances,
     mcp,
+    mediaBuys,
+    reportIngest,
+    reportingReceiver,
+    buyWorker,
     async listen() {
       // Before anything else: on SQLite this refuses a second serve on the file, or releases a dead one's leases.
       await instances.start();
@@ -302,6 +365,8 @@ export async function createApp(opts: AppOptions): Promise<App> {
       // Deliveries stored by a process that died before applying them come first.
       const recovered = await applyPendingDeliveries(webhookIngest, logger, clock.now(), 0);
       if (recovered > 0) logger.info({ applied: recovered }, 'applied webhook deliveries left by a previous run');
+      const recoveredFires = await applyPendingFires(reportIngest, logger, clock.now(), 0);
+      if (recoveredFires > 0) logger.info({ applied: recoveredFires }, 'applied reporting fires left by a previous run');
       // The first line a person sees at start names the dashboard (Fastify's own wording would say only "Server listening").
       await api.listen({ port: config.PORT, host: config.HOST, listenTextResolver: (address) => `dashboard and API at ${address}/` });
       const addr = api.server.address();
@@ -312,6 +377,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
       subscriptions.start();
       reconciliation.loop.start();
       campaignWatcher.start();
+      buyWorker.start();
       stopMaintenance = startMaintenance(
         [
           {
@@ -319,6 +385,8 @@ export async function createApp(opts: AppOptions): Promise<App> {
             run: async () => {
               const n = await applyPendingDeliveries(webhookIngest, logger);
               if (n > 0) logger.info({ applied: n }, 'applied webhook deliveries left unapplied');
+              const fires = await applyPendingFires(reportIngest, logger);
+              if (fires > 0) logger.info({ applied: fires }, 'applied reporting fires left unapplied');
             },
           },
           {
@@ -348,8 +416,11 @@ export async function createApp(opts: AppOptions): Promise<App> {
       await live.stop();
       await reconciliation.loop.stop();
       await campaignWatcher.stop();
+      await buyWorker.stop();
       await scheduler.stop();
       unsubscribeDispatcher();
+      unsubscribeBuyDispatch();
+      for (const u of unsubscribeBuys) u();
       governance.close();
       await subscriptions.stop();
       await instances.stop();

@@ -175,6 +175,21 @@ export const ConfigSchema = z.object({
     .int('must be a whole number of milliseconds')
     .min(1, 'must be at least 1')
     .default(15_000),
+  /**
+   * Live media buys (README, Media buys): a reporting fire not come by the seller's
+   * next_expected_at plus this long is missing (the delivery is then read from the seller).
+   */
+  ADCP_ORCH_REPORT_GRACE_MS: intMs(7_200_000),
+  /**
+   * How far ahead of our clock a delivery report's period may begin; a report of a period that
+   * has not begun is refused. `serve --sandbox` raises it: the sandbox seller flies compressed
+   * flights whose periods run ahead of the wall clock.
+   */
+  ADCP_ORCH_REPORT_CLOCK_SKEW_MS: intMs(300_000),
+  /** How often a live buy's status is read from its seller (get_media_buys), jittered; at least 100 ms. */
+  ADCP_ORCH_MEDIA_BUY_POLL_INTERVAL_MS: intMs(900_000).pipe(z.number().min(100, 'must be at least 100 milliseconds')),
+  /** `serve --sandbox`: the sandbox seller's "hour" for reporting fires and its compressed flights; at least 100 ms. */
+  ADCP_ORCH_SANDBOX_REPORT_INTERVAL_MS: intMs(10_000).pipe(z.number().min(100, 'must be at least 100 milliseconds')),
   /** How long a dashboard sign-in lasts before the person signs in again (default 12 h). */
   ADCP_ORCH_SESSION_TTL_MS: z.coerce
     .number({ message: 'must be a number of milliseconds' })

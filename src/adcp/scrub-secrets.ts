@@ -4,8 +4,8 @@
  * Authorization header, and whatever a reply or a failure says ends up in the
  * database (events, `error`, stalled reasons), in API answers and in logs. So
  * every reply and every failure of a call is cleaned of the agent's token, the
- * credentials inside the request and the webhook URL we registered (its path
- * token is unguessable and only the seller needs it), before anyone sees it.
+ * credentials inside the request and the webhook URLs we registered (their path
+ * tokens are unguessable and only the seller needs them), before anyone sees it.
  */
 import { credentialValues, MIN_SCRUBBED_LENGTH, REDACTED } from '../domain/credential-fields.js';
 import { isJsonObject } from './json.js';
@@ -14,8 +14,11 @@ import { AdcpTransportError, type AdcpClient, type AgentEndpoint, type TaskReply
 /** The secrets a call to `agent` with `params` puts on the wire. */
 export function secretsOfCall(agent: AgentEndpoint, params?: Record<string, unknown>): string[] {
   const secrets = params ? credentialValues(params) : [];
-  const hook = params && isJsonObject(params.push_notification_config) ? params.push_notification_config.url : undefined;
-  if (typeof hook === 'string' && hook.length >= MIN_SCRUBBED_LENGTH) secrets.push(hook);
+  // The webhook URLs we registered (the operation's, and a buy's reporting webhook): their path tokens only the seller needs.
+  for (const field of ['push_notification_config', 'reporting_webhook']) {
+    const hook = params && isJsonObject(params[field]) ? params[field].url : undefined;
+    if (typeof hook === 'string' && hook.length >= MIN_SCRUBBED_LENGTH) secrets.push(hook);
+  }
   if (agent.authToken && agent.authToken.length >= MIN_SCRUBBED_LENGTH) secrets.push(agent.authToken);
   return secrets;
 }

@@ -29,6 +29,8 @@ import type { CampaignService } from '../engine/governance/campaigns.js';
 import { OperationStarter } from '../engine/operation-starter.js';
 import { planRoutes } from './routes/plans.js';
 import { campaignRoutes } from './routes/campaigns.js';
+import { mediaBuyRoutes } from './routes/media-buys.js';
+import type { MediaBuyService } from '../engine/media-buys/buy-service.js';
 
 export interface ApiDeps {
   store: Store;
@@ -50,6 +52,8 @@ export interface ApiDeps {
   governance?: { guard: GovernanceGuard; plans: PlanBook; campaigns: CampaignService };
   /** Starts operations (built from operations, spendApproval and governance when absent). */
   starter?: OperationStarter;
+  /** Live media buys (absent in route-level tests that build the API alone). */
+  mediaBuys?: MediaBuyService;
   /** Serve POST /debug/gc (ADCP_ORCH_DEBUG_GC, benchmarks only). */
   debugGc?: boolean;
   /** Told of every 503 the database's absence causes (counted, logged once per outage). */
@@ -97,6 +101,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   if (deps.answers) inputRoutes(app, { store: deps.store, answers: deps.answers });
   settingsRoutes(app, deps);
   if (deps.cancel) cancelRoutes(app, { store: deps.store, cancel: deps.cancel });
+  if (deps.mediaBuys) mediaBuyRoutes(app, { store: deps.store, mediaBuys: deps.mediaBuys });
   if (deps.reconciler) reconcileRoutes(app, { store: deps.store, reconciler: deps.reconciler });
   healthRoutes(app, deps);
   if (deps.debugGc) debugGcRoutes(app, deps);

@@ -28,9 +28,23 @@ export function eventLine(operationId: string, event: StreamEvent, type?: string
 
 export function notificationLine(n: Notification): string {
   const { operation, event, ...extras } = n.data;
+  if (!operation && event && n.data.media_buy) return buyLine(n, event);
   if (!operation || !event) return campaignLine(n);
   const failed = n.type === 'operation.failed' || n.type === 'operation.rejected';
   return eventLine(operation.id, event, n.type, { ...extras, ...(failed ? { error: operation.error } : {}) });
+}
+
+/** A live buy's notification (`media_buy.*`): which buy, what changed, its delivery and pacing now. */
+function buyLine(n: Notification, event: StreamEvent): string {
+  const b = asObject(n.data.media_buy);
+  const delivery = asObject(b.delivery);
+  const pacing = asObject(delivery.pacing);
+  const spent = typeof delivery.spend === 'number' ? `spend=${delivery.spend}` : '';
+  const state = typeof pacing.state === 'string' && pacing.state !== 'not_started' ? `pacing=${pacing.state}` : '';
+  const reason = typeof asObject(event.detail).reason === 'string' ? String(asObject(event.detail).reason) : '';
+  const detail = [`media_buy_id=${String(b.media_buy_id ?? '?')}`, spent, state, reason].filter(Boolean).join('  ');
+  return `${event.at}  ${String(b.id ?? '?')}  ${n.type.padEnd(24)} ${change(event).padEnd(30)} ${event.source}  ${detail}
+`;
 }
 
 /** A campaign's notification (`campaign.completed`): which campaign, how its buys ended, what was committed. */

@@ -6,7 +6,8 @@
  *
  * The governance agent reads SANDBOX_GOVERNANCE_APPROVAL_TTL_SECONDS and
  * SANDBOX_GOVERNANCE_REVIEW_DELAY_MS from the environment (agent.ts), the seller
- * SANDBOX_SUBMITTED_DELAY_MS and SANDBOX_WORKING_DELAY_MS (seller.ts).
+ * SANDBOX_SUBMITTED_DELAY_MS and SANDBOX_WORKING_DELAY_MS (seller.ts); its flight
+ * clock's period is ADCP_ORCH_SANDBOX_REPORT_INTERVAL_MS (configuration).
  */
 import type { App } from '../app.js';
 import type { Config } from '../config.js';
@@ -33,7 +34,13 @@ export async function setUpSandbox(app: App, config: Config, baseUrl: string, en
   const governance = await startSandboxGovernance({ port: 0, ...governanceOptionsFromEnv(env) });
   let seller: SandboxSeller;
   try {
-    seller = await startSandboxSeller({ port: 0, ...sellerTimings, governance: { agentUrl: governance.url, jwksUrl: governance.jwksUrl } });
+    // Live buys deliver on an accelerated clock: one reporting period every ADCP_ORCH_SANDBOX_REPORT_INTERVAL_MS.
+    seller = await startSandboxSeller({
+      port: 0,
+      ...sellerTimings,
+      reportIntervalMs: config.ADCP_ORCH_SANDBOX_REPORT_INTERVAL_MS,
+      governance: { agentUrl: governance.url, jwksUrl: governance.jwksUrl },
+    });
   } catch (err) {
     await governance.close();
     throw err;
@@ -75,6 +82,7 @@ export async function setUpSandbox(app: App, config: Config, baseUrl: string, en
     `curl -s -X POST ${baseUrl}/v1/media-buys -H 'Authorization: Bearer ${apiKey}' -H 'Content-Type: application/json' -d '${JSON.stringify(body)}'`,
     '',
     `Then: curl -s ${baseUrl}/v1/operations/<id> -H 'Authorization: Bearer ${apiKey}'`,
+    `and watch it deliver (a reporting period every ${config.ADCP_ORCH_SANDBOX_REPORT_INTERVAL_MS / 1000} s): curl -s ${baseUrl}/v1/media-buys -H 'Authorization: Bearer ${apiKey}'`,
     '',
   ].join('\n');
   return {

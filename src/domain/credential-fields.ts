@@ -54,12 +54,13 @@ export function credentialValues(value: unknown): string[] {
 
 /**
  * A stored request as it is shown (API answers, notifications): every credential
- * field "[redacted]", sealed or not, and the webhook URL's path token hidden (only
- * the seller needs that URL). Needs no key.
+ * field "[redacted]", sealed or not, and the webhook URLs' path tokens hidden (the
+ * operation's and the reporting webhook's: only the seller needs those URLs). Needs no key.
  */
-export function redactedRequest(stored: string, webhookToken: string | null): unknown {
-  // The token is base64url, spelled the same in the JSON text as in the value: replaced in the text.
-  const text = webhookToken ? stored.split(webhookToken).join(REDACTED) : stored;
+export function redactedRequest(stored: string, webhookToken: string | null, ...moreTokens: Array<string | null | undefined>): unknown {
+  // A token is base64url, spelled the same in the JSON text as in the value: replaced in the text.
+  let text = stored;
+  for (const token of [webhookToken, ...moreTokens]) if (token) text = text.split(token).join(REDACTED);
   // A reviver costs about four plain parses; most bodies (RFC 9421 webhooks) have no credential field.
   if (!mayHoldCredentialField(text)) return JSON.parse(text);
   return JSON.parse(text, (key, value: unknown) => (isCredentialField(key) ? REDACTED : value));

@@ -32,6 +32,8 @@ export interface OperationJsonSource {
   webhook_mode: string;
   /** Hidden wherever it appears in the request (the webhook URL). */
   webhook_token?: string | null;
+  /** The reporting webhook URL's token of a create_media_buy, hidden likewise. */
+  reporting_token?: string | null;
   deadline_at: number | null;
   next_check_at: number | null;
   created_at: number;
@@ -123,7 +125,7 @@ export function presentOperation(o: OperationJsonSource, events?: EventJsonSourc
     context_id: o.context_id,
     idempotency_key: o.idempotency_key,
     // As sent, minus every credential and the webhook URL's token.
-    request: bounded(o.request_body, (text) => redactedRequest(text, o.webhook_token ?? null)),
+    request: bounded(o.request_body, (text) => redactedRequest(text, o.webhook_token ?? null, o.reporting_token)),
     result: bounded(o.result, json),
     error: bounded(o.error, json),
     needs_input: o.needs_input === 1,

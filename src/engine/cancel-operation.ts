@@ -106,7 +106,10 @@ export class CancelService {
 
   /** The buy exists at the seller: cancel it there, as a child operation of its own. */
   private async cancelAtSeller(row: OperationRow, mediaBuyId: string, reason: string, actor: string): Promise<CancelOutcome> {
-    const earlier = (await this.store.operations.childrenOf(row.id)).find((c) => c.type === 'update_media_buy' && c.status !== 'failed' && c.status !== 'rejected');
+    // Only an earlier cancel counts: a pause or resume of the buy is an update_media_buy child too.
+    const earlier = (await this.store.operations.childrenOf(row.id)).find(
+      (c) => c.type === 'update_media_buy' && c.status !== 'failed' && c.status !== 'rejected' && (JSON.parse(c.request_body) as { canceled?: unknown }).canceled === true,
+    );
     if (earlier) {
       throw new EngineError('already_canceling', `media buy ${mediaBuyId} is already being canceled by operation ${earlier.id} (${earlier.status})`, 409, {
         operation_id: earlier.id,

@@ -6,12 +6,24 @@
  * instead of each reading them back.
  */
 import { EventEmitter } from 'node:events';
-import type { EventRow, NotificationRow, OperationRow } from '../store/index.js';
+import type { BuyEventRow, EventRow, MediaBuyRow, NotificationRow, OperationRow } from '../store/index.js';
 
 export interface OperationChange {
   operation: OperationRow;
   events: EventRow[];
   notifications: NotificationRow[];
+}
+
+/** A live media buy's committed change (a report applied, a status read, a silence noted). */
+export interface BuyChange {
+  buy: MediaBuyRow;
+  events: BuyEventRow[];
+  notifications: NotificationRow[];
+}
+
+/** The change a buy write made, as the bus carries it. */
+export function buyChange(w: { row: MediaBuyRow; events: BuyEventRow[]; notifications: NotificationRow[] }): BuyChange {
+  return { buy: w.row, events: w.events, notifications: w.notifications };
 }
 
 export class ChangeBus {
@@ -28,5 +40,15 @@ export class ChangeBus {
   subscribe(listener: (change: OperationChange) => void): () => void {
     this.emitter.on('change', listener);
     return () => this.emitter.off('change', listener);
+  }
+
+  /** A buy's change made here, not through an operation (those carry the buy's notifications with the operation's). */
+  publishBuy(change: BuyChange): void {
+    this.emitter.emit('buy', change);
+  }
+
+  subscribeBuys(listener: (change: BuyChange) => void): () => void {
+    this.emitter.on('buy', listener);
+    return () => this.emitter.off('buy', listener);
   }
 }

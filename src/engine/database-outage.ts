@@ -28,6 +28,7 @@ export type OutagePlace =
   | 'subscriptions'
   | 'reconcile'
   | 'campaigns'
+  | 'media_buys'
   | 'maintenance'
   | 'heartbeat'
   | 'events';

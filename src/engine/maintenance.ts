@@ -51,6 +51,8 @@ export interface RetentionWindows {
 
 export interface Pruned {
   webhook_deliveries: number;
+  /** Applied reporting fires past the same dedupe window (their reports stay: they are the record). */
+  reporting_fires: number;
   webhook_nonces: number;
   api_idempotency: number;
 }
@@ -64,6 +66,7 @@ export interface Pruned {
 export async function pruneExpired(store: Store, windows: RetentionWindows, now = Date.now()): Promise<Pruned> {
   return {
     webhook_deliveries: await store.deliveries.sweepOlderThan(now - windows.webhookDeliveriesMs),
+    reporting_fires: await store.fires.sweepOlderThan(now - windows.webhookDeliveriesMs),
     webhook_nonces: await store.nonces.sweep(now),
     api_idempotency: await store.idempotency.sweepOlderThan(now - windows.apiIdempotencyMs),
   };

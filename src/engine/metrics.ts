@@ -42,6 +42,9 @@ export class Metrics implements OutageCounter {
   private readonly mcpToolCalls: Counter;
   /** From the start of a wait for a governance decision (a check, its retries, a human review) until the decision. */
   readonly governanceWait: Histogram;
+  private readonly deliveryReports: Counter;
+  private readonly reportsMissing: Counter;
+  private readonly pacingAlerts: Counter;
 
   constructor(store?: Store, opts: { defaultMetrics?: boolean; instanceDeadAfterMs?: number } = {}) {
     const registers = [this.registry];
@@ -85,6 +88,14 @@ export class Metrics implements OutageCounter {
       labelNames: ['tool', 'outcome'],
       registers,
     });
+    this.deliveryReports = new Counter({
+      name: `${p}delivery_reports_total`,
+      help: 'Delivery reports of live media buys by source (webhook, poll) and outcome (applied, superseded, duplicate, unmatched, refused)',
+      labelNames: ['source', 'outcome'],
+      registers,
+    });
+    this.reportsMissing = new Counter({ name: `${p}delivery_reports_missing_total`, help: 'Delivery reports found missing (a silence past the grace, a skipped sequence number)', registers });
+    this.pacingAlerts = new Counter({ name: `${p}pacing_alerts_total`, help: 'Live media buys crossing into under- or over-pacing', labelNames: ['state'], registers });
     this.circuitState = new Gauge({ name: `${p}circuit_state`, help: 'Circuit breaker per agent: 0 closed, 1 half-open, 2 open', labelNames: ['agent'], registers });
     if (store) {
       new Gauge({
@@ -119,6 +130,17 @@ export class Metrics implements OutageCounter {
               .executeTakeFirst();
             this.set(Number(row?.n ?? 0));
           });
+        },
+      });
+      new Gauge({
+        name: `${p}media_buys`,
+        help: 'Live media buys by status (from the database)',
+        labelNames: ['status'],
+        registers,
+        async collect() {
+          const rows = await store.mediaBuys.countByStatus();
+          this.reset();
+          for (const r of rows) this.set({ status: r.status }, r.n);
         },
       });
       const deadAfterMs = opts.instanceDeadAfterMs ?? 10_000;
@@ -160,6 +182,17 @@ export class Metrics implements OutageCounter {
   }
   governanceOutcome(outcome: string, status: string): void {
     this.governanceOutcomes.inc({ outcome, status });
+  }
+  deliveryReport(source: string, outcome: string): void {
+    this.deliveryReports.inc({ source, outcome });
+  }
+  /** Counts what the buys' notifications tell (made here): a missing report, a pacing alert. */
+  mediaBuyNotified(notifications: ReadonlyArray<{ type: string }>): void {
+    for (const n of notifications) {
+      if (n.type === 'media_buy.report_missing') this.reportsMissing.inc();
+      else if (n.type === 'media_buy.underpacing') this.pacingAlerts.inc({ state: 'under' });
+      else if (n.type === 'media_buy.overpacing') this.pacingAlerts.inc({ state: 'over' });
+    }
   }
   inputReminder(kind: string): void {
     this.inputReminders.inc({ kind });

@@ -19,6 +19,7 @@ import type { KeyReservation } from '../store/idempotency-repo.js';
 import { EngineError } from './errors.js';
 import { heldTimer, reminderPolicyOf } from './input-timers.js';
 import { RequestSealer } from './sealed-request.js';
+import type { ReportingAsked, ReportingPlan } from './media-buys/reporting-choice.js';
 
 export type WebhookMode = 'rfc9421' | 'hmac' | 'bearer' | 'none';
 
@@ -49,6 +50,14 @@ export interface CreateOperationInput {
   governance?: GovernedState;
   /** The API's Idempotency-Key, reserved in the same commit as the operation (src/api/idempotency.ts). */
   reservation?: KeyReservation;
+  /**
+   * A create_media_buy's reporting webhook (src/engine/media-buys/reporting-choice.ts): ours at
+   * this frequency and authentication, or null for none of ours. Left undefined, it is chosen
+   * when the operation is stored, from `reportingAsked` and the tenant's defaults.
+   */
+  reporting?: ReportingPlan | null;
+  /** What the caller asked of the reporting webhook (`POST /v1/media-buys` `reporting`). */
+  reportingAsked?: ReportingAsked;
 }
 
 export interface BuildOptions {
@@ -105,6 +114,8 @@ export function buildOperation(
 
   const webhook = webhookFor(input.task, input.webhook, id, options.publicUrl, secrets);
   if (webhook.config) params.push_notification_config = webhook.config;
+  const reporting = input.task === 'create_media_buy' && input.reporting && options.publicUrl && params.reporting_webhook === undefined ? reportingWebhookFor(input.reporting, options.publicUrl) : undefined;
+  if (reporting) params.reporting_webhook = reporting.config;
 
   const held = input.hold !== undefined;
   const governed = input.governance !== undefined;
@@ -132,6 +143,7 @@ export function buildOperation(
       webhook_token: webhook.token,
       webhook_secret_enc: webhook.secretSealed,
       parent_id: input.parentId ?? null,
+      ...(reporting ? { reporting_token: reporting.token } : {}),
       ...(governed ? { governance: JSON.stringify(input.governance) } : {}),
       ...(held ? { needs_input: 1, input_message: input.hold!.message, input_request: JSON.stringify(input.hold) } : {}),
     },
@@ -150,10 +162,11 @@ function derivedIdempotencyKey(tenantId: string, agentId: string, task: string, 
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
-/** The request minus the parts that differ per attempt (our context, webhook URL and secret). */
-export function requestFingerprint(params: Record<string, unknown>): string {
-  const { context: _c, push_notification_config: _p, idempotency_key: _k, ...rest } = params;
-  return JSON.stringify(rest);
+/** The request minus the parts that differ per attempt (our context, webhook URLs and secrets; the reporting webhook when it is ours). */
+export function requestFingerprint(params: Record<string, unknown>, ourReporting = false): string {
+  const { context: _c, push_notification_config: _p, idempotency_key: _k, ...all } = params;
+  const { reporting_webhook: _r, ...withoutReporting } = all;
+  return JSON.stringify(ourReporting ? withoutReporting : all);
 }
 
 function webhookFor(task: string, requested: WebhookMode | undefined, operationId: string, publicUrl: string | undefined, secrets: SecretBox) {
@@ -176,9 +189,28 @@ function webhookFor(task: string, requested: WebhookMode | undefined, operationI
   return { mode, token, secretSealed, config };
 }
 
-/** The request (opened) a new operation sends again after an earlier one: without our per-operation parts, which it gets afresh. */
-export function requestWithoutOurParts(request: Record<string, unknown>): Record<string, unknown> {
-  const { idempotency_key: _k, push_notification_config: _p, context, ...rest } = request;
+/**
+ * Our reporting webhook for a new buy (README, Media buys): a URL with a token of its own and, unless
+ * it is signed with RFC 9421, a fresh 32-byte secret (43 base64url characters, above the spec's
+ * 32), which the stored request keeps sealed in place like every credential.
+ */
+function reportingWebhookFor(plan: ReportingPlan, publicUrl: string): { token: string; config: Record<string, unknown> } {
+  const token = randomBytes(24).toString('base64url');
+  const config: Record<string, unknown> = { url: `${publicUrl}/webhooks/adcp/reporting/${token}`, reporting_frequency: plan.frequency };
+  if (plan.auth !== 'rfc9421') {
+    config.authentication = { schemes: [plan.auth === 'hmac' ? 'HMAC-SHA256' : 'Bearer'], credentials: randomBytes(32).toString('base64url') };
+  }
+  return { token, config };
+}
+
+/**
+ * The request (opened) a new operation sends again after an earlier one: without our per-operation
+ * parts, which it gets afresh (our reporting webhook too, when `ourReporting` says the earlier one's was ours).
+ */
+export function requestWithoutOurParts(request: Record<string, unknown>, ourReporting = false): Record<string, unknown> {
+  const { idempotency_key: _k, push_notification_config: _p, context, ...all } = request;
+  const { reporting_webhook: _r, ...withoutReporting } = all;
+  const rest = ourReporting ? withoutReporting : all;
   if (isObject(context)) {
     const { orchestrator_operation_id: _id, ...theirs } = context;
     if (Object.keys(theirs).length > 0) return { ...rest, context: theirs };

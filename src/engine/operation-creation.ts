@@ -14,6 +14,7 @@ import { EngineError } from './errors.js';
 import type { Metrics } from './metrics.js';
 import { buildOperation, requestFingerprint, type BuildOptions, type CreateOperationInput } from './operation-builder.js';
 import type { RequestSealer } from './sealed-request.js';
+import { chooseReporting } from './media-buys/reporting-choice.js';
 
 export interface CreationDeps {
   store: Store;
@@ -37,6 +38,18 @@ export async function insertOperation(
 ): Promise<{ row: OperationRow; inserted: boolean }> {
   const agent = await deps.store.agents.getForTenant(input.tenantId, input.agentId);
   if (!agent) throw new EngineError('agent_not_found', `agent ${input.agentId} not found`, 404);
+  if (input.task === 'create_media_buy' && input.reporting === undefined) {
+    // Every buy we send carries our reporting webhook unless it brings its own (reporting-choice.ts).
+    const reporting = await chooseReporting(deps.store, {
+      tenantId: input.tenantId,
+      agentId: agent.id,
+      params: input.params,
+      ...(input.reportingAsked ? { asked: input.reportingAsked } : {}),
+      governed: input.governance !== undefined,
+      publicUrl: options.publicUrl,
+    });
+    input = { ...input, reporting };
+  }
   const { row, params, events } = buildOperation(input, agent, deps.secrets, options, deps.clock.now(), claim);
   let written;
   const reservation = input.reservation;
@@ -65,7 +78,8 @@ async function existingFor(deps: CreationDeps, attempted: OperationRow, params: 
     throw new EngineError('idempotency_conflict', 'this idempotency_key is already in use', 409);
   }
   // Compare what the seller would compare: the request without our per-attempt parts.
-  if (existing.type !== attempted.type || requestFingerprint(deps.requests.open(existing.request_body)) !== requestFingerprint(params)) {
+  const ourReporting = Boolean(existing.reporting_token || attempted.reporting_token);
+  if (existing.type !== attempted.type || requestFingerprint(deps.requests.open(existing.request_body), ourReporting) !== requestFingerprint(params, ourReporting)) {
     throw new EngineError('idempotency_conflict', 'this idempotency_key was used for a different request', 409);
   }
   return existing;

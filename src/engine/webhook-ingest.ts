@@ -69,6 +69,13 @@ export interface AuthenticatedDelivery {
   nonce?: PendingNonce;
 }
 
+/** An authenticated body at an operation's URL, strictly parsed, whose envelope is no task's (a delivery report's may lack task_id). */
+export interface OperationUrlBody {
+  text: string;
+  fingerprint: string;
+  nonce?: PendingNonce;
+}
+
 export interface PendingNonce {
   keyid: string;
   nonce: string;
@@ -95,6 +102,11 @@ export interface WebhookIngestDeps {
   metrics: Metrics;
   log: Logger;
   now?: () => number;
+  /** Delivery reports sent to a create's own URL go to its buy (src/engine/media-buys/operation-url-reports.ts). */
+  reports?: {
+    atOperation(op: WebhookTarget, d: AuthenticatedDelivery): Promise<IngestOutcome | null>;
+    applyBody(op: WebhookTarget, body: OperationUrlBody): Promise<IngestOutcome | null>;
+  };
 }
 
 type Refusal = Extract<IngestOutcome, { kind: 'refused' }>['reason'];
@@ -120,6 +132,9 @@ export class WebhookIngest {
 
   async ingest(d: AuthenticatedDelivery): Promise<IngestOutcome> {
     const op = d.operation;
+    // A seller reporting a live buy's delivery through the create's own URL: applied to the buy.
+    const report = this.deps.reports ? await this.deps.reports.atOperation(op, d) : null;
+    if (report) return report;
     const conflict = await this.correlationConflict(op, d.claims);
     if (conflict) return conflict;
     const observation = this.observationOf(op, d.claims);
@@ -168,6 +183,11 @@ export class WebhookIngest {
     const applied = together.applied!;
     await this.deps.operations.observed(op.id, applied);
     return this.outcomeOf(op, applied.outcome === 'not_found' || applied.outcome === 'lease_lost' ? applied.outcome : applied.value, observation);
+  }
+
+  /** A delivery report at a create's own URL whose envelope is no task's: applied to the buy, or null when it cannot be. */
+  reportAtOperation(op: WebhookTarget, body: OperationUrlBody): Promise<IngestOutcome | null> {
+    return this.deps.reports ? this.deps.reports.applyBody(op, body) : Promise.resolve(null);
   }
 
   /** Deliveries stored before `olderThan` and never applied (the recovery sweep's work). */

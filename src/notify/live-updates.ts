@@ -101,6 +101,9 @@ export function createLiveUpdates(opts: LiveUpdatesOptions): LiveUpdates {
     async start() {
       unsubscribe.push(bus.subscribe((change) => feed.publish(change.notifications)));
       unsubscribe.push(bus.subscribe((change) => wakes.fromLocal(change)));
+      // A live buy's changes made here (a report, a status read): their notifications, and a wake for pages showing the buy.
+      unsubscribe.push(bus.subscribeBuys((change) => feed.publish(change.notifications)));
+      unsubscribe.push(bus.subscribeBuys((change) => wakes.fromBuy(change)));
       if (notifier) {
         unsubscribe.push(bus.subscribe((change) => notifier.publish(change)));
         await notifier.start();

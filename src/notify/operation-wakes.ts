@@ -6,7 +6,7 @@
  * process's ChangeBus after commit, and on PostgreSQL from other instances'
  * NOTIFY (pg-notify.ts). A lost one costs a page only its next periodic refresh.
  */
-import type { OperationChange } from '../engine/change-bus.js';
+import type { BuyChange, OperationChange } from '../engine/change-bus.js';
 
 export interface OperationWake {
   tenantId: string;
@@ -22,6 +22,15 @@ export class OperationWakes {
   fromLocal(change: OperationChange): void {
     if (change.events.length === 0 || change.notifications.length > 0) return;
     this.emit({ tenantId: change.operation.tenant_id, operationIds: [change.operation.id], many: false });
+  }
+
+  /**
+   * A live buy's change here: pages showing the buy (named by its id and by its create's
+   * operation id) re-read, notification or not, since its figures change without one.
+   */
+  fromBuy(change: BuyChange): void {
+    if (change.events.length === 0) return;
+    this.emit({ tenantId: change.buy.tenant_id, operationIds: [change.buy.id, change.buy.operation_id], many: false });
   }
 
   emit(wake: OperationWake): void {

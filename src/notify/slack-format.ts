@@ -18,6 +18,7 @@ interface NotificationBody {
     reminder?: unknown;
     link?: unknown;
     campaign?: { id?: string; name?: string; status?: string };
+    media_buy?: { id?: string; media_buy_id?: string; status?: string; delivery?: { spend?: unknown; currency?: unknown; pacing?: { state?: unknown } } };
   };
 }
 
@@ -33,6 +34,18 @@ const HEADLINES: Record<string, string> = {
   'operation.stalled': 'Operation stalled',
   'operation.conflict': 'Conflicting report',
   'campaign.completed': 'Campaign completed',
+  'media_buy.created': 'Media buy live',
+  'media_buy.activated': 'Media buy active',
+  'media_buy.paused': 'Media buy paused',
+  'media_buy.resumed': 'Media buy resumed',
+  'media_buy.completed': 'Media buy completed',
+  'media_buy.canceled': 'Media buy canceled',
+  'media_buy.rejected': 'Media buy rejected',
+  'media_buy.creatives_needed': 'Media buy needs creatives',
+  'media_buy.underpacing': 'Media buy under-pacing',
+  'media_buy.overpacing': 'Media buy over-pacing',
+  'media_buy.report_missing': 'Delivery report missing',
+  'media_buy.governance_findings': 'Governance findings on delivery',
 };
 
 /** Slack mrkdwn treats &, < and > as control characters; everything else is literal. */
@@ -62,6 +75,11 @@ export function slackMessage(body: NotificationBody, publicUrl: string | undefin
     if (str(op.status)) facts.push(`status *${slackEscape(op.status!)}*`);
     const buy = op.result && typeof op.result === 'object' ? str(op.result.media_buy_id) : undefined;
     if (buy) facts.push(`media buy \`${slackEscape(buy)}\``);
+  } else if (body.data?.media_buy) {
+    const b = body.data.media_buy;
+    facts.push(`media buy \`${slackEscape(str(b.media_buy_id) ?? str(b.id) ?? '?')}\``);
+    if (str(b.status)) facts.push(`status *${slackEscape(b.status!)}*`);
+    if (typeof b.delivery?.spend === 'number') facts.push(`spent ${b.delivery.spend}${str(b.delivery.currency) ? ` ${slackEscape(String(b.delivery.currency))}` : ''}`);
   } else if (body.data?.campaign) {
     const c = body.data.campaign;
     facts.push(`campaign *${slackEscape(str(c.name) ?? str(c.id) ?? '?')}*`);
@@ -75,11 +93,12 @@ export function slackMessage(body: NotificationBody, publicUrl: string | undefin
 
   const summary = `${slackEscape(headline)}${reminder}: ${facts.join(', ')}`;
   const detail = [message && `> ${slackEscape(message)}`, reason && `reason: ${slackEscape(reason)}`].filter(Boolean).join('\n');
-  const text = [summary, detail, link && `<${link}|Open the operation>`].filter(Boolean).join('\n');
+  const open = !op && body.data?.media_buy ? 'Open the media buy' : 'Open the operation';
+  const text = [summary, detail, link && `<${link}|${open}>`].filter(Boolean).join('\n');
 
   const blocks: Array<Record<string, unknown>> = [{ type: 'section', text: { type: 'mrkdwn', text: [summary, detail].filter(Boolean).join('\n') } }];
   if (link) {
-    blocks.push({ type: 'actions', elements: [{ type: 'button', text: { type: 'plain_text', text: 'Open the operation' }, url: link }] });
+    blocks.push({ type: 'actions', elements: [{ type: 'button', text: { type: 'plain_text', text: open }, url: link }] });
   }
   blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: `\`${slackEscape(type)}\` · ${slackEscape(str(body.id) ?? '')}` }] });
   return { text, blocks };

@@ -16,6 +16,10 @@ import { SubscriptionDeliveriesRepo } from './subscription-deliveries-repo.js';
 import { SettingsRepo } from './settings-repo.js';
 import { CampaignsRepo } from './campaigns-repo.js';
 import { SessionsRepo } from './sessions-repo.js';
+import { MediaBuysRepo } from './media-buys-repo.js';
+import { MediaBuyReportsRepo } from './media-buy-reports-repo.js';
+import { MediaBuyOutcomesRepo } from './media-buy-outcomes-repo.js';
+import { ReportingFiresRepo } from './reporting-fires-repo.js';
 
 export interface Store {
   db: Db;
@@ -34,6 +38,11 @@ export interface Store {
   settings: SettingsRepo;
   campaigns: CampaignsRepo;
   sessions: SessionsRepo;
+  /** Live media buys, their reports, the fires that brought them, and their governance outcomes (migration 018). */
+  mediaBuys: MediaBuysRepo;
+  reports: MediaBuyReportsRepo;
+  fires: ReportingFiresRepo;
+  deliveryOutcomes: MediaBuyOutcomesRepo;
   close(): Promise<void>;
 }
 
@@ -61,6 +70,10 @@ export function storeFor(db: Db, opts: StoreOptions = {}): Store {
     settings: new SettingsRepo(db),
     campaigns: new CampaignsRepo(db),
     sessions: new SessionsRepo(db),
+    mediaBuys: new MediaBuysRepo(db, notifications, { publicUrl: opts.notifications?.publicUrl }),
+    reports: new MediaBuyReportsRepo(db),
+    fires: new ReportingFiresRepo(db),
+    deliveryOutcomes: new MediaBuyOutcomesRepo(db),
     close: () => db.close(),
   };
 }
@@ -83,3 +96,5 @@ export type { OperationRow, EventRow, Lease, Written } from './operations-repo.j
 export type { NotificationRow, NewNotification } from './notifications-repo.js';
 export type { AgentRow } from './agents-repo.js';
 export type { CampaignRow } from './campaigns-repo.js';
+export type { MediaBuyRow, BuyEventRow } from './media-buys-repo.js';
+export type { ReportRow } from './media-buy-reports-repo.js';

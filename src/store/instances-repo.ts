@@ -107,6 +107,10 @@ export class InstancesRepo {
           WHERE lease_owner IN (SELECT id FROM dead) RETURNING id
         ), jobs AS (
           DELETE FROM job_leases WHERE owner IN (SELECT id FROM dead) RETURNING name
+        ), buys AS (
+          UPDATE media_buys SET lease_owner = NULL, lease_until = NULL WHERE lease_owner IN (SELECT id FROM dead) RETURNING id
+        ), outcomes AS (
+          UPDATE media_buy_outcomes SET lease_owner = NULL, lease_until = NULL WHERE lease_owner IN (SELECT id FROM dead) RETURNING id
         )
         SELECT 'instance' AS kind, id FROM dead
         UNION ALL SELECT 'operation', id FROM ops
@@ -204,6 +208,9 @@ export class InstancesRepo {
   private async releaseWhere(conn: Tx, operations: RawBuilder<unknown>, jobs: RawBuilder<unknown>, now: number): Promise<Released> {
     const ops = await sql`UPDATE operations SET ${releasedLeaseColumns(now)} WHERE ${operations}`.execute(conn);
     const held = await sql`DELETE FROM job_leases WHERE ${jobs}`.execute(conn);
+    // A live media buy's timers and its governance outcomes are leased like operations (src/store/media-buys-repo.ts).
+    await sql`UPDATE media_buys SET lease_owner = NULL, lease_until = NULL WHERE ${operations}`.execute(conn);
+    await sql`UPDATE media_buy_outcomes SET lease_owner = NULL, lease_until = NULL WHERE ${operations}`.execute(conn);
     return { operations: Number(ops.numAffectedRows ?? 0), jobs: Number(held.numAffectedRows ?? 0) };
   }
 }

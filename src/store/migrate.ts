@@ -22,6 +22,7 @@ import { inputTimers } from './migrations/016-input-timers.js';
 import { nonceCounts } from './migrations/017-nonce-counts.js';
 import { sessions } from './migrations/013-sessions.js';
 import { retention } from './migrations/014-retention.js';
+import { mediaBuys } from './migrations/018-media-buys.js';
 
 export function migrationsFor(db: Db): Record<string, Migration> {
   return {
@@ -40,6 +41,7 @@ export function migrationsFor(db: Db): Record<string, Migration> {
     '017-nonce-counts': nonceCounts,
     '013-sessions': sessions,
     '014-retention': retention,
+    '018-media-buys': mediaBuys(db.dialect),
   };
 }
 

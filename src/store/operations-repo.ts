@@ -19,7 +19,7 @@ import { CompiledQueries, isPrimitive } from './compiled.js';
 import type { NotificationRow, NotificationsRepo } from './notifications-repo.js';
 
 /** Columns added after the first schema are optional here, so code that builds rows need not know them all. */
-type LaterColumns = 'status_since' | 'reminded_at' | 'input_request' | 'continuation' | 'answer' | 'input_reminders' | 'input_expired_at' | 'governance';
+type LaterColumns = 'status_since' | 'reminded_at' | 'input_request' | 'continuation' | 'answer' | 'input_reminders' | 'input_expired_at' | 'governance' | 'reporting_token';
 export type OperationRow = Omit<Selectable<OperationsTable>, LaterColumns> & Partial<Pick<Selectable<OperationsTable>, LaterColumns>>;
 /** The columns of an operation the webhook path reads before authenticating (findWebhookTarget). */
 export type WebhookTarget = Pick<OperationRow, 'id' | 'agent_id' | 'type' | 'task_id' | 'webhook_mode' | 'webhook_secret_enc'>;
@@ -81,6 +81,14 @@ export interface Written {
   notifications: NotificationRow[];
 }
 
+/**
+ * Writes that follow from an operation's change and must commit with it, derived
+ * by the engine from the row after the change and the events written (e.g. the
+ * media buy a completed create_media_buy makes). Only database calls on `trx` may
+ * be awaited; the notifications it wrote are returned with the change's own.
+ */
+export type OperationWriteHook = (trx: Tx, row: OperationRow, events: EventRow[], now: number) => Promise<NotificationRow[]>;
+
 export interface ListFilters {
   status?: string;
   type?: string;
@@ -93,11 +101,30 @@ export class OperationsRepo {
   /** The hot statements (webhook and poll paths), compiled once. */
   private readonly compiled: CompiledQueries;
 
+  private readonly hooks: OperationWriteHook[] = [];
+
   constructor(
     private readonly db: Db,
     private readonly notifications: NotificationsRepo,
   ) {
     this.compiled = new CompiledQueries(db.direct);
+  }
+
+  /** Registers writes derived from every operation change (see OperationWriteHook). */
+  addWriteHook(hook: OperationWriteHook): void {
+    this.hooks.push(hook);
+  }
+
+  /** The change's own notifications, then what the hooks wrote. */
+  private async notify(trx: Tx, row: OperationRow, events: EventRow[], now: number): Promise<NotificationRow[]> {
+    const own = await this.notifications.insertForEvents(trx, row, events);
+    if (this.hooks.length === 0 || events.length === 0) return own;
+    let all = own;
+    for (const hook of this.hooks) {
+      const derived = await hook(trx, row, events, now);
+      if (derived.length > 0) all = [...all, ...derived];
+    }
+    return all;
   }
 
   async insert(row: OperationRow, events: NewEvent | NewEvent[]): Promise<Written> {
@@ -108,7 +135,7 @@ export class OperationsRepo {
   async insertIn(trx: Tx, row: OperationRow, events: NewEvent | NewEvent[]): Promise<Written> {
     await trx.insertInto('operations').values(row).execute();
     const written = await this.insertEvents(trx, row, Array.isArray(events) ? events : [events], row.created_at);
-    return { events: written, notifications: await this.notifications.insertForEvents(trx, row, written) };
+    return { events: written, notifications: await this.notify(trx, row, written, row.created_at) };
   }
 
   async get(id: string): Promise<OperationRow | undefined> {
@@ -314,7 +341,7 @@ export class OperationsRepo {
     await this.update(trx, id, patch);
     const updated = { ...row, ...patch } as OperationRow;
     const written = await this.insertEvents(trx, updated, events, now);
-    const notifications = await this.notifications.insertForEvents(trx, updated, written);
+    const notifications = await this.notify(trx, updated, written, now);
     return { outcome: 'applied' as const, row: updated, value: decided.value, events: written, notifications };
   }
 

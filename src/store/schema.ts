@@ -5,6 +5,9 @@
  * exact request bytes we sent can be resent after a crash.
  */
 import type { Generated } from 'kysely';
+import type { MediaBuyEventsTable, MediaBuyOutcomesTable, MediaBuyReportsTable, MediaBuysTable, ReportingFiresTable } from './schema-media-buys.js';
+
+export type { MediaBuyEventsTable, MediaBuyOutcomesTable, MediaBuyReportsTable, MediaBuysTable, ReportingFiresTable } from './schema-media-buys.js';
 
 export interface TenantsTable {
   id: string;
@@ -92,6 +95,8 @@ export interface OperationsTable {
   input_reminders?: number;
   /** When the current input request's expiry was acted on. */
   input_expired_at?: number | null;
+  /** The URL token of the reporting webhook we put in a create_media_buy request (migration 018). */
+  reporting_token?: string | null;
 }
 
 export interface OperationEventsTable {
@@ -166,6 +171,11 @@ export interface Database {
   sessions: SessionsTable;
   tenant_settings: TenantSettingsTable;
   campaigns: CampaignsTable;
+  media_buys: MediaBuysTable;
+  media_buy_events: MediaBuyEventsTable;
+  media_buy_reports: MediaBuyReportsTable;
+  media_buy_outcomes: MediaBuyOutcomesTable;
+  reporting_fires: ReportingFiresTable;
 }
 
 /** A tenant's own rules (docs/ARCHITECTURE.md, People in the loop): one JSON document per tenant. */
@@ -214,6 +224,7 @@ export interface NotificationsTable {
   id: string;
   tenant_id: string;
   type: string;
+  /** What it is about: the operation's id, or a live media buy's (`buy_…`) for `media_buy.*`; null for a campaign's. */
   operation_id: string | null;
   created_at: number;
   /** The JSON body, exactly as streamed and posted. */

@@ -1,5 +1,7 @@
 /** A tenant's own settings (docs/ARCHITECTURE.md, People in the loop): one small JSON document per tenant. */
 import type { InputExpiryPolicy } from '../domain/input-timers.js';
+import type { PacingThresholds } from '../domain/pacing.js';
+import type { ReportingFrequency } from '../domain/reporting-webhook.js';
 import type { Db } from './db.js';
 import type { Tx } from './tx.js';
 
@@ -8,6 +10,10 @@ export interface TenantSettings {
   approval_over?: { amount: number; currency: string };
   /** How long each kind of request may wait for a person, and what happens then. */
   input_expiry?: InputExpiryPolicy;
+  /** When a live buy counts as under- or over-pacing (src/domain/pacing.ts); the defaults otherwise. */
+  pacing?: PacingThresholds;
+  /** The reporting frequency asked of sellers when a buy does not say (default daily). */
+  reporting?: { frequency: ReportingFrequency };
 }
 
 export interface StoredSettings {
@@ -35,6 +41,12 @@ export class SettingsRepo {
       .select('settings')
       .where('tenant_id', '=', (eb) => eb.selectFrom('operations').select('tenant_id').where('id', '=', operationId))
       .executeTakeFirst();
+    return row ? (JSON.parse(row.settings) as TenantSettings) : {};
+  }
+
+  /** A tenant's settings read on `conn` (a write transaction in progress may pass its own). */
+  async forTenantIn(tenantId: string, conn: Tx = this.db.kysely): Promise<TenantSettings> {
+    const row = await conn.selectFrom('tenant_settings').select('settings').where('tenant_id', '=', tenantId).executeTakeFirst();
     return row ? (JSON.parse(row.settings) as TenantSettings) : {};
   }
 

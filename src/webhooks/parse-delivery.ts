@@ -12,12 +12,13 @@ import { strictJsonParse } from './strict-json.js';
 
 export type ParsedDelivery =
   | { ok: true; payload: WebhookPayload; fingerprint: string; text: string }
-  | { ok: false; code: string; message: string };
+  /** `body`: the strictly parsed body, when only the envelope was refused (a delivery report may still be one). */
+  | { ok: false; code: string; message: string; body?: { value: unknown; text: string } };
 
 export function parseDelivery(rawBody: Buffer): ParsedDelivery {
   const parsed = strictJsonParse(rawBody);
   if (!parsed.ok) return parsed;
   const read = readWebhookPayload(parsed.value);
-  if (!read.ok) return read;
+  if (!read.ok) return { ...read, body: { value: parsed.value, text: parsed.text } };
   return { ok: true, payload: read.payload, fingerprint: webhookFingerprint(parsed.value), text: parsed.text };
 }

@@ -22,6 +22,8 @@ import { checkHmacSecret, verifyHmacWebhook } from './hmac.js';
 import type { AgentKeySources } from './key-sources.js';
 import { DeferredNonce } from './deferred-nonce.js';
 import { parseDelivery } from './parse-delivery.js';
+import { webhookFingerprint } from './fingerprint.js';
+import { reportOfFire } from '../domain/delivery-report.js';
 import type { AuthResult } from './result.js';
 import { authenticateRfc9421 } from './rfc9421.js';
 export const MAX_WEBHOOK_BYTES = 1024 * 1024;
@@ -93,6 +95,11 @@ export class WebhookReceiver {
 
     const parsed = parseDelivery(req.rawBody);
     if (!parsed.ok) {
+      // A delivery report is judged as one, not as a task's envelope (a 3.1 report of a buy bought at once has no task_id).
+      if (parsed.body && op.type === 'create_media_buy' && isDeliveryReportBody(parsed.body.value)) {
+        const report = await this.deps.ingest.reportAtOperation(op, { text: parsed.body.text, fingerprint: webhookFingerprint(parsed.body.value), nonce: pending });
+        if (report) return answerFor(report);
+      }
       if (pending) await this.consumeNonce(pending, op.id);
       return fail(400, parsed.code, parsed.message);
     }
@@ -160,6 +167,11 @@ export class WebhookReceiver {
     }
     return plain;
   }
+}
+
+/** A body that carries a delivery report (bare or in an envelope), whatever else it lacks. */
+function isDeliveryReportBody(value: unknown): boolean {
+  return reportOfFire(value) !== null;
 }
 
 /** The HTTP answer for what the engine did with a delivery. */

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { WebhookIngest } from '../engine/webhook-ingest.js';
 import { readWebhookPayload } from './read-payload.js';
 import { strictJsonParse } from './strict-json.js';
+import type { ReportIngest } from '../engine/media-buys/report-ingest.js';
 
 /** Deliveries younger than this are probably being applied right now by the request that stored them. */
 const GRACE_MS = 5_000;
@@ -29,6 +30,32 @@ export async function applyPendingDeliveries(ingest: WebhookIngest, log: Logger,
         continue;
       }
       await ingest.applyStored(d.operation_id, d.id, read.payload);
+      applied++;
+      progressed = true;
+    }
+    if (batch.length < 200 || !progressed) return applied;
+  }
+}
+
+/**
+ * The same for reporting fires: stored (the combined write failed, or the process
+ * died in between) but not applied. Applying marks the fire applied in its own
+ * transaction only if it is still `received`, so two sweeps (or instances) apply it once.
+ */
+export async function applyPendingFires(ingest: ReportIngest, log: Logger, now = Date.now(), graceMs = GRACE_MS): Promise<number> {
+  let applied = 0;
+  for (;;) {
+    const batch = await ingest.pending(now - graceMs, 200);
+    if (batch.length === 0) return applied;
+    let progressed = false;
+    for (const f of batch) {
+      const parsed = strictJsonParse(f.payload);
+      const read = parsed.ok ? ingest.read(parsed.value) : undefined;
+      if (!read?.ok) {
+        log.error({ fire_id: f.id }, 'stored reporting fire no longer reads; left unapplied');
+        continue;
+      }
+      await ingest.applyStored(f, read.reading);
       applied++;
       progressed = true;
     }

@@ -172,6 +172,13 @@ export async function runSecretFlow(input: SecretFlowInput): Promise<SecretFlowR
   expect(hooks).toHaveLength(4);
   hooks.forEach((h, i) => (secrets[`webhookSecret${i}`] = h.authentication.credentials));
   const webhookTokens = [...hooks, askedTask.push!].map((h) => h.url.split('/').at(-1)!);
+  // Our own reporting webhooks (on the buys that did not bring theirs): their secrets and URL tokens too.
+  const ourReporting = [...new Map(sent.map((a) => a.reporting_webhook).filter((r) => r?.url?.includes('/webhooks/adcp/reporting/')).map((r) => [r.url, r as Hook])).values()];
+  expect(ourReporting.length).toBeGreaterThan(0);
+  ourReporting.forEach((r, i) => {
+    secrets[`reportingSecret${i}`] = r.authentication.credentials;
+    webhookTokens.push(r.url.split('/').at(-1)!);
+  });
   // The seller got the caller's own credentials in clear: they are unsealed for the call.
   expect(sellerCalls[0].args.reporting_webhook.authentication.credentials).toBe(secrets.reportingCredentials);
   for (const t of webhookTokens) expect(t).toMatch(/^[A-Za-z0-9_-]{32}$/);
@@ -205,6 +212,9 @@ export async function runSecretFlow(input: SecretFlowInput): Promise<SecretFlowR
   for (const id of [sellerId, echoId, busyId, refusedId]) await call('GET', `/v1/agents/${id}`);
   await call('GET', '/v1/operations');
   for (const id of operationIds) await operation(id);
+  const buys = await call('GET', '/v1/media-buys');
+  expect(buys.body.media_buys.length).toBeGreaterThan(0);
+  for (const b of buys.body.media_buys) await call('GET', `/v1/media-buys/${b.id}`);
   answers.push(...notifications());
   return { secrets, webhookTokens, answers, operationIds };
 }

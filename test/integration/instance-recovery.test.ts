@@ -17,6 +17,8 @@ import { promisify } from 'node:util';
 import { afterEach, beforeAll, afterAll, describe, expect, it } from 'vitest';
 import { startSandboxSeller, type CreateRequestRecord, type SandboxSeller } from '../../src/sandbox/seller.js';
 import { openStore } from '../../src/store/index.js';
+import { SecretBox } from '../../src/store/secret-box.js';
+import { RequestSealer } from '../../src/engine/sealed-request.js';
 import { tempSqlite, type TestDatabase } from '../helpers/databases.js';
 import { mediaBuyRequest } from '../helpers/media-buy.js';
 import { eventually } from '../helpers/orchestrator.js';
@@ -177,7 +179,8 @@ describe('one serve per SQLite file', () => {
       const [original, again] = requests();
       expect(again!.idempotency_key).toBe(original!.idempotency_key);
       expect(again!.arguments).toBe(original!.arguments);
-      expect(again!.arguments).toBe(leased.request_body);
+      // What was stored, credentials opened (our reporting webhook's secret is sealed at rest): the bytes sent.
+      expect(again!.arguments).toBe(JSON.stringify(new RequestSealer(new SecretBox(TEST_SECRET_KEY)).open(leased.request_body)));
       expect(withoutRpcId(again!.body)).toBe(withoutRpcId(original!.body));
       // Never worked twice at once: the first request had ended before the resend began.
       expect(original!.ended_at!).toBeLessThanOrEqual(again!.started_at);

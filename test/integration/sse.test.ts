@@ -38,7 +38,7 @@ async function events(key: string, headers: Record<string, string> = {}, query =
   return c;
 }
 
-const of = (opId: string) => (m: SseMessage) => m.data.data.operation.id === opId;
+const of = (opId: string) => (m: SseMessage) => m.data.data.operation?.id === opId;
 const ids = (ms: SseMessage[]) => ms.map((m) => m.id);
 
 async function createBuy(product = 'sandbox_submitted', extra: Record<string, unknown> = {}): Promise<string> {
@@ -140,8 +140,8 @@ describe('GET /v1/events', () => {
     // The reference stream, never dropped, has every notification of the burst, in seq order.
     const expected = await stored(burstOps);
     expect(expected.filter((r) => r.type === 'operation.completed')).toHaveLength(burstOps.length);
-    await reference.waitFor((m) => burstOps.includes(m.data.data.operation.id), expected.length);
-    expect(ids(reference.messages.filter((m) => burstOps.includes(m.data.data.operation.id)))).toEqual(expected.map((r) => r.id));
+    await reference.waitFor((m) => burstOps.includes(m.data.data.operation?.id), expected.length);
+    expect(ids(reference.messages.filter((m) => burstOps.includes(m.data.data.operation?.id)))).toEqual(expected.map((r) => r.id));
 
     // The victim saw a prefix of the reference; resuming gives exactly the rest.
     const cut = ids(reference.messages).indexOf(lastId);
@@ -199,9 +199,11 @@ describe('GET /v1/events', () => {
 
     await sseB.waitFor((m) => of(opB)(m) && m.event === 'operation.completed');
     await sseA.waitFor((m) => of(opA)(m) && m.event === 'operation.completed');
-    expect(sseB.messages.every(of(opB))).toBe(true);
+    // About B's buy: its operation, or the live buy it made.
+    const aboutB = (m: SseMessage) => of(opB)(m) || m.data.data.media_buy?.operation_id === opB;
+    expect(sseB.messages.every(aboutB)).toBe(true);
     expect(sseB.messages.every((m) => m.data.tenant_id === tenantB.id)).toBe(true);
-    expect(sseA.messages.some(of(opB))).toBe(false);
+    expect(sseA.messages.some(aboutB)).toBe(false);
     // B cannot resume from A's notification id: to B it does not exist.
     const probe = await openSse(`${orch.url}/v1/events`, { authorization: `Bearer ${keyB}`, 'last-event-id': sseA.messages[0]!.id! });
     expect(probe.status).toBe(400);

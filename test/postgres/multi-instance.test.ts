@@ -208,7 +208,7 @@ suite('several serve processes on one PostgreSQL', () => {
     expect(sse.messages.map((m) => m.id)).toEqual(all);
     const fromB = created.filter((c) => c.on === 1);
     expect(fromB.length).toBeGreaterThan(0);
-    const completedOf = (id: string) => (m: SseMessage) => m.data.data.operation.id === id && m.event === 'operation.completed';
+    const completedOf = (id: string) => (m: SseMessage) => m.data.data.operation?.id === id && m.event === 'operation.completed';
     for (const c of fromB) expect(sse.messages.some(completedOf(c.id))).toBe(true);
 
     // Now that A is idle: buys made and finished on B alone (instant, no webhook) still reach A's stream,

@@ -4,6 +4,7 @@
  * instances fan out and claim, and each notification reaches each subscriber
  * exactly once (the unique delivery row, and claims with SKIP LOCKED + lease).
  */
+import { NOTIFICATION_TYPES } from '../../src/domain/notification-types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { startSandboxSeller, type SandboxSeller } from '../../src/sandbox/seller.js';
@@ -44,8 +45,9 @@ suite('subscriptions with two instances on PostgreSQL', () => {
     for (let i = 0; i < 2; i++) {
       const rcv = await startWebhookReceiver();
       receivers.push(rcv);
-      // Created on different instances: neither owns a subscription.
-      const res = await (i === 0 ? a : b).api('POST', '/v1/subscriptions', { url: rcv.url });
+      // Created on different instances: neither owns a subscription. (To the operations' notifications:
+      // the live buys these make notify of their own as they deliver, at their own pace.)
+      const res = await (i === 0 ? a : b).api('POST', '/v1/subscriptions', { url: rcv.url, events: NOTIFICATION_TYPES.filter((t) => t.startsWith('operation.')) });
       expect(res.status).toBe(201);
       subs.push({ rcv, secret: res.body.secret });
     }

@@ -70,7 +70,7 @@ describe.each(dialects)('retention on $name', ({ make }) => {
     await store.idempotency.reserve(tenantId, 'prune-young', 'h', now);
 
     const pruned = await pruneExpired(store, { webhookDeliveriesMs: WEBHOOK_DELIVERY_RETENTION_MS, apiIdempotencyMs: DAY }, now);
-    expect(pruned).toEqual({ webhook_deliveries: 1, webhook_nonces: 1, api_idempotency: 1 });
+    expect(pruned).toEqual({ webhook_deliveries: 1, reporting_fires: 0, webhook_nonces: 1, api_idempotency: 1 });
 
     const deliveries = (await store.db.kysely.selectFrom('webhook_deliveries').select('idempotency_key').where('sender', '=', agentId).execute()).map((r) => r.idempotency_key);
     // A delivery never applied is kept however old: the recovery sweep still owes it.

@@ -5,8 +5,8 @@ import { z } from 'zod';
 import type { CampaignService } from '../../engine/governance/campaigns.js';
 import type { Store } from '../../store/index.js';
 import { actorOf, requireApiKey, requireRole, tenantOf } from '../auth.js';
-import { ApiError } from '../errors.js';
 import { idempotent } from '../idempotency.js';
+import { decodeCursor, encodeCursor } from '../cursor.js';
 import { Governance } from './operations.js';
 
 /** One buy of a campaign: a create_media_buy at a seller, governed by the campaign's plan. */
@@ -35,17 +35,6 @@ const ListQuery = z
 
 const IdParams = z.object({ id: z.string().min(1).max(100) });
 
-const encodeCursor = (createdAt: number, id: string) => Buffer.from(JSON.stringify([createdAt, id])).toString('base64url');
-function decodeCursor(s: string): { createdAt: number; id: string } {
-  try {
-    const [createdAt, id] = JSON.parse(Buffer.from(s, 'base64url').toString('utf8'));
-    if (typeof createdAt === 'number' && typeof id === 'string') return { createdAt, id };
-  } catch {
-    /* fall through */
-  }
-  throw new ApiError(400, 'invalid_cursor', 'cursor is not one this API returned');
-}
-
 export function campaignRoutes(app: FastifyInstance, deps: { store: Store; campaigns: CampaignService }): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const auth = requireApiKey(deps.store);
@@ -67,7 +56,7 @@ export function campaignRoutes(app: FastifyInstance, deps: { store: Store; campa
     const { rows, campaigns } = await deps.campaigns.list(tenantOf(req).id, req.query.limit + 1, req.query.cursor ? decodeCursor(req.query.cursor) : undefined);
     const page = campaigns.slice(0, req.query.limit);
     const last = rows[page.length - 1];
-    return { campaigns: page, next_cursor: rows.length > req.query.limit && last ? encodeCursor(last.created_at, last.id) : null };
+    return { campaigns: page, next_cursor: rows.length > req.query.limit && last ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null };
   });
 
   r.get('/v1/campaigns/:id', { schema: { params: IdParams, tags: ['governance'], summary: 'A campaign: its state, budget and buys' }, preHandler: [auth, requireRole('viewer')] }, async (req) =>

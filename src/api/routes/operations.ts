@@ -5,6 +5,8 @@ import { z } from 'zod';
 import { OPERATION_STATUSES } from '../../domain/status.js';
 import type { OperationStarter } from '../../engine/operation-starter.js';
 import { listOperations, operationWithEvents } from '../../engine/operation-reads.js';
+import { REPORTING_AUTH, REPORTING_FREQUENCIES } from '../../domain/reporting-webhook.js';
+import type { ReportingAsked } from '../../engine/media-buys/reporting-choice.js';
 import type { Store } from '../../store/index.js';
 import { actorOf, requireApiKey, requireRole, tenantOf } from '../auth.js';
 import { idempotent } from '../idempotency.js';
@@ -45,6 +47,11 @@ const MediaBuyInput = z
     request: z.record(z.string(), z.unknown()),
     /** `required`: hold the buy for a person's approval before anything is sent (docs/ARCHITECTURE.md, People in the loop). */
     approval: z.enum(['required']).optional(),
+    /** Our reporting webhook (README, Media buys): its frequency, and how its fires authenticate. */
+    reporting: z
+      .object({ frequency: z.enum(REPORTING_FREQUENCIES).optional(), authentication: z.enum(REPORTING_AUTH).optional() })
+      .strict()
+      .optional(),
   })
   .strict();
 
@@ -74,7 +81,7 @@ export function operationRoutes(app: FastifyInstance, deps: { store: Store; star
   const start = (
     req: FastifyRequest,
     reply: FastifyReply,
-    body: { agent_id: string; webhook?: z.infer<typeof WebhookMode>; governance?: z.infer<typeof Governance>; approval?: 'required' },
+    body: { agent_id: string; webhook?: z.infer<typeof WebhookMode>; governance?: z.infer<typeof Governance>; approval?: 'required'; reporting?: ReportingAsked },
     task: string,
     params: Record<string, unknown>,
   ) => {
@@ -92,6 +99,7 @@ export function operationRoutes(app: FastifyInstance, deps: { store: Store; star
         clientKey: clientKeyOf(req.headers['idempotency-key']),
         actor: actorOf(req),
         reservation,
+        ...(body.reporting ? { reportingAsked: body.reporting } : {}),
       });
       return { statusCode: 202, body: operationAnswer(row) };
     }, { reserveInWork: true });

@@ -1,7 +1,8 @@
 /**
  * GET /v1/settings, PUT /v1/settings: the tenant's own rules: the spend approval
- * threshold, and how long each kind of request may wait for a person
- * (`input_expiry`, src/domain/input-timers.ts).
+ * threshold, how long each kind of request may wait for a person
+ * (`input_expiry`, src/domain/input-timers.ts), when a live buy is under- or
+ * over-pacing (`pacing`), and the reporting frequency asked by default (`reporting`).
  */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -9,6 +10,8 @@ import { z } from 'zod';
 import type { Store } from '../../store/index.js';
 import type { StoredSettings, TenantSettings } from '../../store/settings-repo.js';
 import { EXPIRY_ACTIONS, EXPIRY_MAX_MS, EXPIRY_MIN_MS } from '../../domain/input-timers.js';
+import { DEFAULT_PACING, pacingThresholdProblem } from '../../domain/pacing.js';
+import { DEFAULT_REPORTING_FREQUENCY, REPORTING_FREQUENCIES } from '../../domain/reporting-webhook.js';
 import { actorOf, requireApiKey, requireRole, tenantOf } from '../auth.js';
 
 const ExpiryRuleInput = z
@@ -37,6 +40,18 @@ const SettingsInput = z
       .strict()
       .nullable()
       .optional(),
+    /** When a live buy is under- or over-pacing (src/domain/pacing.ts); left out, the defaults. */
+    pacing: z
+      .object({ under: z.number().finite(), over: z.number().finite(), min_elapsed: z.number().finite() })
+      .strict()
+      .superRefine((t, ctx) => {
+        const problem = pacingThresholdProblem(t);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .nullable()
+      .optional(),
+    /** The reporting frequency asked of sellers when a buy does not say (default daily). */
+    reporting: z.object({ frequency: z.enum(REPORTING_FREQUENCIES) }).strict().nullable().optional(),
   })
   .strict();
 
@@ -44,6 +59,9 @@ function present(s: StoredSettings) {
   return {
     approval_over: s.settings.approval_over ?? null,
     input_expiry: s.settings.input_expiry ?? null,
+    // What applies, defaults included, so a reader need not know them.
+    pacing: s.settings.pacing ?? DEFAULT_PACING,
+    reporting: s.settings.reporting ?? { frequency: DEFAULT_REPORTING_FREQUENCY },
     updated_at: s.updated_at === null ? null : new Date(s.updated_at).toISOString(),
     updated_by: s.updated_by,
   };
@@ -67,6 +85,8 @@ export function settingsRoutes(app: FastifyInstance, deps: { store: Store }): vo
       // Kinds left out never expire; an empty rule set is no rule at all.
       const expiry = Object.fromEntries(Object.entries(req.body.input_expiry ?? {}).filter(([, rule]) => rule !== undefined));
       if (Object.keys(expiry).length > 0) settings.input_expiry = expiry;
+      if (req.body.pacing) settings.pacing = req.body.pacing;
+      if (req.body.reporting) settings.reporting = req.body.reporting;
       return present(await deps.store.settings.put(tenantOf(req).id, settings, actorOf(req)));
     },
   );

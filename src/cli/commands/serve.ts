@@ -23,6 +23,10 @@ const SANDBOX_DEFAULTS: Record<string, string> = {
   ADCP_ORCH_WORKING_TIMEOUT_MS: '5000',
   // The sandbox seller publishes its webhook keys on loopback.
   ADCP_ORCH_ALLOW_PRIVATE_NETWORK: 'true',
+  // Its compressed flights report periods ahead of the wall clock (a year of flight in a minute).
+  ADCP_ORCH_REPORT_CLOCK_SKEW_MS: String(10 * 366 * 86_400_000),
+  // Live buys' statuses move every few seconds there: read them as often.
+  ADCP_ORCH_MEDIA_BUY_POLL_INTERVAL_MS: '5000',
 };
 
 export function registerServeCommand(program: Command): void {

@@ -55,6 +55,8 @@ export async function startDemoStack(env: NodeJS.ProcessEnv = process.env): Prom
     ADCP_ORCH_RECONCILE_INTERVAL_MS: '0',
     ADCP_ORCH_SSE_FALLBACK_POLL_MS: '250',
     ADCP_ORCH_SYNC_WAIT_MS: '3000',
+    // The sandbox sellers fly compressed flights: their reports' periods run ahead of the wall clock.
+    ADCP_ORCH_REPORT_CLOCK_SKEW_MS: String(10 * 366 * 86_400_000),
   });
   const closers: Array<() => Promise<unknown>> = [async () => rmSync(dir, { recursive: true, force: true })];
   const close = async () => {

@@ -18,6 +18,7 @@ import type { Clock } from '../clock.js';
 import { EngineError, notFound } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { buildOperation, type BuiltOperation, type WebhookMode } from '../operation-builder.js';
+import { chooseReporting } from '../media-buys/reporting-choice.js';
 import type { OperationService } from '../operation-service.js';
 import type { SpendApproval } from '../spend-approval.js';
 import type { GovernanceFlow } from './flow.js';
@@ -65,6 +66,8 @@ export class CampaignService {
       }
       // The tenant's own spend rule holds a campaign's buys like any other.
       const hold = await spendApproval.holdFor(tenantId, 'create_media_buy', prepared.params);
+      // Every buy carries our reporting webhook (signed with RFC 9421: its request goes to the governance agent).
+      const reporting = await chooseReporting(store, { tenantId, agentId: buy.agent_id, params: prepared.params, governed: true, publicUrl: operations.options.publicUrl });
       children.push(
         buildOperation(
           {
@@ -78,6 +81,7 @@ export class CampaignService {
             governance: prepared.governance,
             ...(clientKey ? { clientKey: `${clientKey}:buy:${i}` } : {}),
             ...(hold ? { hold } : {}),
+            reporting,
           },
           prepared.seller,
           secrets,

@@ -12,6 +12,12 @@ import type { GovernedState, OutcomeState } from '../../domain/governed-flow.js'
 import type { OperationRow } from '../../store/index.js';
 import { json, leaseOf, released, type CallFailure, type StepWriter } from './step-writes.js';
 
+/** Whether the governance agent took an outcome report: `accepted` or `findings` (3.2 `outcome_state`), else undefined. */
+export function outcomeReplyStatus(data: Record<string, unknown>): 'accepted' | 'findings' | undefined {
+  if (data.status === 'accepted' || data.status === 'findings') return data.status;
+  return data.outcome_state === 'accepted' ? 'accepted' : data.outcome_state ? 'findings' : undefined;
+}
+
 export class OutcomeReport {
   constructor(private readonly writer: StepWriter) {}
 
@@ -35,7 +41,7 @@ export class OutcomeReport {
       return;
     }
     const data = answer.reply.data;
-    const status = data.status === 'accepted' || data.status === 'findings' ? data.status : data.outcome_state === 'accepted' ? 'accepted' : data.outcome_state ? 'findings' : undefined;
+    const status = outcomeReplyStatus(data);
     if (typeof data.outcome_id !== 'string' || !status) {
       await this.writer.retryLater(row, lease, 'reporting', { error: { code: 'NO_OUTCOME', message: 'the reply carries no outcome_id and status' }, transient: true });
       return;

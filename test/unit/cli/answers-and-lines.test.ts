@@ -77,3 +77,19 @@ describe('a campaign notification line', () => {
     expect(line).toBe(`2026-05-04T10:12:01.118Z  cmp_1  ${'campaign.completed'.padEnd(24)} ${'done'.padEnd(30)} campaign  done=3 denied=1  committed=15000\n`);
   });
 });
+
+describe('a media buy notification line', () => {
+  it('names the buy, the change, its spend and pacing (there is no operation in it)', () => {
+    const line = notificationLine({
+      id: 'ntf_2',
+      type: 'media_buy.underpacing',
+      created_at: '2026-05-04T10:12:01.118Z',
+      tenant_id: 't',
+      data: {
+        media_buy: { id: 'buy_1', media_buy_id: 'mb_9', status: 'active', delivery: { spend: 120.5, pacing: { state: 'under' } } },
+        event: { id: 3, at: '2026-05-04T10:12:01.000Z', source: 'webhook', kind: 'pacing_alert', from: null, to: null, detail: { state: 'under' }, actor: null },
+      },
+    });
+    expect(line).toBe(`2026-05-04T10:12:01.000Z  buy_1  ${'media_buy.underpacing'.padEnd(24)} ${''.padEnd(30)} webhook  media_buy_id=mb_9  spend=120.5  pacing=under\n`);
+  });
+});

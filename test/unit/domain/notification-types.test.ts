@@ -4,6 +4,7 @@ import { notificationBody } from '../../../src/domain/notification-body.js';
 import { NOTIFICATION_TYPES, notificationTypeFor, type NotificationType } from '../../../src/domain/notification-types.js';
 import { presentOperation } from '../../../src/domain/operation-json.js';
 import { OPERATION_STATUSES, type OperationStatus } from '../../../src/domain/status.js';
+import { buyNotificationFor, MEDIA_BUY_NOTIFICATION_TYPES } from '../../../src/domain/media-buy-status.js';
 import { newOperationRow } from '../../../src/store/operation-row.js';
 
 /** What a transition to each status raises: every status is listed, so a new one must be decided here. */
@@ -56,7 +57,25 @@ describe('notificationTypeFor', () => {
 
   it('every operation type but campaign.completed (written by campaigns code) is reachable from an event', () => {
     const reachable = new Set([...Object.values(ON_TRANSITION), ...Object.values(ON_KIND)].filter((t) => t !== null));
-    expect(NOTIFICATION_TYPES.filter((t) => !reachable.has(t))).toEqual(['campaign.completed']);
+    expect(NOTIFICATION_TYPES.filter((t) => !reachable.has(t) && !t.startsWith('media_buy.'))).toEqual(['campaign.completed']);
+  });
+
+  it("every media_buy type is reachable from one of a buy's own events", () => {
+    const events = [
+      { kind: 'created', from_status: null, to_status: 'pending_start' },
+      ...['pending_creatives', 'active', 'paused', 'completed', 'canceled', 'rejected'].map((to) => ({ kind: 'status_changed', from_status: 'pending_start', to_status: to })),
+      { kind: 'status_changed', from_status: 'paused', to_status: 'active' },
+      { kind: 'pacing_alert', from_status: null, to_status: null, detail: { state: 'under' } },
+      { kind: 'pacing_alert', from_status: null, to_status: null, detail: { state: 'over' } },
+      { kind: 'report_missing', from_status: null, to_status: null },
+      { kind: 'governance_findings', from_status: null, to_status: null },
+    ];
+    const reachable = new Set(events.map((e) => buyNotificationFor(e)));
+    expect(MEDIA_BUY_NOTIFICATION_TYPES.filter((t) => !reachable.has(t))).toEqual([]);
+    // Bookkeeping raises nothing: a report received, a read, a pacing change that is no crossing.
+    for (const kind of ['report_received', 'report_refused', 'report_unmatched', 'pacing_changed', 'refresh_requested', 'update_confirmed']) {
+      expect(buyNotificationFor({ kind, from_status: null, to_status: null })).toBeNull();
+    }
   });
 });
 

@@ -35,3 +35,17 @@ describe('slackMessage', () => {
     expect(slackEscape('a<b>&c*d')).toBe('a&lt;b&gt;&amp;c*d');
   });
 });
+
+describe('a media buy notification as a Slack message', () => {
+  it("says which buy, its status and spend, and links to the buy's page", () => {
+    const msg = slackMessage(
+      {
+        id: 'ntf_9',
+        type: 'media_buy.underpacing',
+        data: { media_buy: { id: 'buy_1', media_buy_id: 'mb_<7>', status: 'active', delivery: { spend: 12.5, currency: 'USD' } }, link: 'https://orch.example/media-buys/buy_1' },
+      },
+      undefined,
+    );
+    expect(msg.text).toBe('Media buy under-pacing: media buy `mb_&lt;7&gt;`, status *active*, spent 12.5 USD\n<https://orch.example/media-buys/buy_1|Open the media buy>');
+  });
+});

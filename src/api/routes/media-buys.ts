@@ -1,0 +1,104 @@
+/**
+ * Live media buys (README, Media buys): list, show, delivery reports, and
+ * pause / resume / refresh at the seller. `:id` is our id (`buy_…`), not the
+ * seller's `media_buy_id`; another tenant's buy answers 404.
+ * (`POST /v1/media-buys`, which creates the create_media_buy operation, is in operations.ts.)
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { MEDIA_BUY_STATUSES } from '../../domain/media-buy-status.js';
+import { presentMediaBuy, presentReport } from '../../domain/media-buy-json.js';
+import type { MediaBuyService } from '../../engine/media-buys/buy-service.js';
+import type { OperationRow, Store } from '../../store/index.js';
+import { actorOf, requireApiKey, requireRole, tenantOf } from '../auth.js';
+import { decodeCursor, encodeCursor } from '../cursor.js';
+import { idempotent } from '../idempotency.js';
+import { presentOperation } from '../present.js';
+
+const ListQuery = z
+  .object({
+    status: z.enum(MEDIA_BUY_STATUSES).optional(),
+    agent_id: z.string().max(100).optional(),
+    campaign_id: z.string().max(100).optional(),
+    pacing: z.enum(['under', 'over', 'on_track', 'not_started']).optional(),
+    limit: z.coerce.number().int().min(1).max(500).default(50),
+    cursor: z.string().max(500).optional(),
+  })
+  .strict();
+
+const IdParams = z.object({ id: z.string().min(1).max(100) });
+/** The action routes take no fields; an empty body (or none) is fine. */
+const NoBody = z.object({}).strict().nullish();
+
+export function mediaBuyRoutes(app: FastifyInstance, deps: { store: Store; mediaBuys: MediaBuyService }): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const auth = requireApiKey(deps.store);
+  const asViewer = [auth, requireRole('viewer')];
+  const asOperator = [auth, requireRole('operator')];
+
+  r.get('/v1/media-buys', { schema: { querystring: ListQuery, tags: ['media buys'], summary: 'List live media buys, newest first' }, preHandler: asViewer }, async (req) => {
+    const q = req.query;
+    const rows = await deps.mediaBuys.list(
+      tenantOf(req).id,
+      { status: q.status, agentId: q.agent_id, campaignId: q.campaign_id, pacing: q.pacing },
+      q.limit + 1,
+      q.cursor ? decodeCursor(q.cursor) : undefined,
+    );
+    const page = rows.slice(0, q.limit);
+    const last = page[page.length - 1];
+    return {
+      media_buys: page.map((b) => presentMediaBuy(b)),
+      next_cursor: rows.length > q.limit && last ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null,
+    };
+  });
+
+  r.get('/v1/media-buys/:id', { schema: { params: IdParams, tags: ['media buys'], summary: 'Show a media buy with its events' }, preHandler: asViewer }, async (req) => {
+    const buy = await deps.mediaBuys.get(tenantOf(req).id, req.params.id);
+    return presentMediaBuy(buy, await deps.store.mediaBuys.events(buy.id));
+  });
+
+  r.get(
+    '/v1/media-buys/:id/delivery',
+    { schema: { params: IdParams, tags: ['media buys'], summary: "A media buy's delivery reports, oldest first, and totals counting each period once" }, preHandler: asViewer },
+    async (req) => {
+      const view = await deps.mediaBuys.delivery(tenantOf(req).id, req.params.id);
+      return {
+        reports: view.reports.map(presentReport),
+        totals: { ...view.totals, through: view.totals.through === null ? null : new Date(view.totals.through).toISOString() },
+      };
+    },
+  );
+
+  /** The action routes: run under the client's Idempotency-Key, answer 202 with the operation(s) started. */
+  const action = (req: FastifyRequest, reply: FastifyReply, run: (clientKey: string | undefined) => Promise<OperationRow | OperationRow[]>) => {
+    const tenant = tenantOf(req);
+    const header = req.headers['idempotency-key'];
+    return idempotent(deps.store, req, reply, tenant.id, async () => {
+      const started = await run(typeof header === 'string' ? header : undefined);
+      return { statusCode: 202, body: Array.isArray(started) ? { operations: started.map((o) => presentOperation(o)) } : presentOperation(started) };
+    });
+  };
+  const request = (req: FastifyRequest, buyId: string, clientKey: string | undefined) => ({
+    tenantId: tenantOf(req).id,
+    buyId,
+    actor: actorOf(req),
+    ...(clientKey ? { clientKey } : {}),
+  });
+
+  r.post(
+    '/v1/media-buys/:id/pause',
+    { schema: { params: IdParams, body: NoBody, tags: ['media buys'], summary: 'Pause a media buy at the seller (update_media_buy paused: true)' }, preHandler: asOperator },
+    (req, reply) => action(req, reply, (key) => deps.mediaBuys.pause(request(req, req.params.id, key))),
+  );
+  r.post(
+    '/v1/media-buys/:id/resume',
+    { schema: { params: IdParams, body: NoBody, tags: ['media buys'], summary: 'Resume a paused media buy (update_media_buy paused: false)' }, preHandler: asOperator },
+    (req, reply) => action(req, reply, (key) => deps.mediaBuys.resume(request(req, req.params.id, key))),
+  );
+  r.post(
+    '/v1/media-buys/:id/refresh',
+    { schema: { params: IdParams, body: NoBody, tags: ['media buys'], summary: "Read a media buy's status and delivery from the seller now" }, preHandler: asOperator },
+    (req, reply) => action(req, reply, (key) => deps.mediaBuys.refresh(request(req, req.params.id, key))),
+  );
+}

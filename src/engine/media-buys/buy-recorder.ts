@@ -1,0 +1,193 @@
+/**
+ * Where a live media buy begins, and where the buy hears of the operations made
+ * on its behalf: an operation write hook (OperationsRepo.addWriteHook), so it
+ * runs in the very commit of the operation's change, whichever path made it
+ * (a call's reply, a webhook, a poll, reconciliation, an adopted task, a
+ * person's answer).
+ *
+ * - A `create_media_buy` that completes with a `media_buy_id` makes the buy
+ *   (`media_buy.created`), with what the request and the result say: flight,
+ *   budget, packages, the reporting webhook we registered (its URL token and its
+ *   sealed secret, copied as stored in the request), governance, campaign.
+ * - A child operation of the buy's create (pause, resume, cancel:
+ *   `update_media_buy`; a person's refresh: `get_media_buys`,
+ *   `get_media_buy_delivery`) that ends is applied to the buy: a read's answer
+ *   like a background read's, an update by reading the status soon after.
+ */
+import type { Logger } from 'pino';
+import { readDeliveryReply } from '../../domain/delivery-report.js';
+import { mergePackages, requestBudget } from '../../domain/media-buy-delivery.js';
+import { isMediaBuyStatus } from '../../domain/media-buy-status.js';
+import { nextStatusCheck, STATUS_AFTER_REPORT_MS, withNextCheck, type TrackingPolicy } from '../../domain/media-buy-timers.js';
+import { parseGovernance } from '../../domain/governed-flow.js';
+import { firstReportExpectedAt, isReportingFrequency } from '../../domain/reporting-webhook.js';
+import { isTerminal, type OperationStatus } from '../../domain/status.js';
+import type { EventRow, MediaBuyRow, NotificationRow, OperationRow, Store } from '../../store/index.js';
+import { newBuyId, type BuyMutateResult } from '../../store/media-buys-repo.js';
+import type { NewEvent } from '../../store/operations-repo.js';
+import type { Tx } from '../../store/tx.js';
+import { planReport, type ApplyContext } from './report-apply.js';
+import { buyInReply, planStatusRead } from './status-apply.js';
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The tasks whose ending a buy cares about when they were made for it. */
+const BUY_CHILD_TASKS = new Set(['update_media_buy', 'get_media_buys', 'get_media_buy_delivery']);
+
+export class BuyRecorder {
+  private readonly ctx: ApplyContext;
+
+  constructor(
+    private readonly deps: { store: Store; tracking: TrackingPolicy; random: () => number; log: Logger; clockSkewMs?: number },
+  ) {
+    this.ctx = { store: deps.store, tracking: deps.tracking, random: deps.random };
+  }
+
+  /** The hook: cheap checks first, since it sees every operation change. */
+  readonly onOperationWrite = async (trx: Tx, row: OperationRow, events: EventRow[], now: number): Promise<NotificationRow[]> => {
+    const ended = events.some((e) => e.kind === 'transition' && e.to_status !== null && isTerminal(e.to_status as OperationStatus));
+    if (!ended) return [];
+    if (row.type === 'create_media_buy') return row.status === 'completed' ? this.record(trx, row, now) : [];
+    if (row.parent_id !== null && BUY_CHILD_TASKS.has(row.type)) return this.childEnded(trx, row, now);
+    return [];
+  };
+
+  private async record(trx: Tx, op: OperationRow, now: number): Promise<NotificationRow[]> {
+    const result = op.result ? (JSON.parse(op.result) as Json) : {};
+    const mediaBuyId = typeof result.media_buy_id === 'string' && result.media_buy_id.length > 0 ? result.media_buy_id : undefined;
+    if (!mediaBuyId) return [];
+    const built = buyFromOperation(op, result, mediaBuyId, this.deps.tracking, now, this.deps.random);
+    const written = await this.deps.store.mediaBuys.insertIn(trx, built.row, built.events);
+    if (!written) this.deps.log.info({ operation_id: op.id, media_buy_id: mediaBuyId }, 'media buy already recorded (by this operation or another that found it)');
+    return written?.notifications ?? [];
+  }
+
+  private async childEnded(trx: Tx, op: OperationRow, now: number): Promise<NotificationRow[]> {
+    const buy = await this.deps.store.mediaBuys.byOperation(op.parent_id!, trx);
+    if (!buy) return [];
+    const result = op.result ? (JSON.parse(op.result) as Json) : {};
+    let applied: BuyMutateResult<unknown>;
+    if (op.type === 'get_media_buys' && op.status === 'completed') {
+      const seller = buyInReply(result, buy.media_buy_id);
+      if (!seller) return [];
+      applied = await this.deps.store.mediaBuys.mutateIn(trx, buy.id, null, (b, t) => planStatusRead(this.ctx, t, b, seller, 'poll', now), now);
+    } else if (op.type === 'get_media_buy_delivery' && op.status === 'completed') {
+      const read = readDeliveryReply(result, now, this.deps.clockSkewMs);
+      const row = read.ok ? read.reading.rows.find((r) => r.mediaBuyId === buy.media_buy_id) : undefined;
+      if (!read.ok || !row) return [];
+      applied = await this.deps.store.mediaBuys.mutateIn(trx, buy.id, null, (b, t) => planReport(this.ctx, t, b, { reading: read.reading, row, source: 'poll', fireId: null }, now), now);
+    } else if (op.type === 'update_media_buy') {
+      // The seller's status says what the update did: read it soon (a refused update is recorded as such).
+      applied = await this.deps.store.mediaBuys.mutateIn(
+        trx,
+        buy.id,
+        null,
+        (b) => ({
+          patch: b.ended_at === null ? withNextCheck({ status_check_at: now + STATUS_AFTER_REPORT_MS, report_due_at: b.report_due_at, delivery_poll_at: b.delivery_poll_at }) : undefined,
+          events: [{ source: 'call', kind: op.status === 'completed' ? 'update_confirmed' : 'update_failed', at: now, detail: { operation_id: op.id, status: op.status, ...updateFacts(op) } }],
+          value: null,
+        }),
+        now,
+      );
+    } else {
+      return [];
+    }
+    return applied.outcome === 'applied' ? applied.notifications : [];
+  }
+}
+
+/** What an update asked for (pause, resume, cancel), from its stored request: shown on the buy's event. */
+function updateFacts(op: OperationRow): Json {
+  const request = JSON.parse(op.request_body) as Json;
+  const facts: Json = {};
+  if (typeof request.paused === 'boolean') facts.paused = request.paused;
+  if (request.canceled === true) facts.canceled = true;
+  if (op.error) facts.error = JSON.parse(op.error);
+  return facts;
+}
+
+/** The new buy's row and first events, from its completed create_media_buy. */
+export function buyFromOperation(op: OperationRow, result: Json, mediaBuyId: string, tracking: TrackingPolicy, now: number, random: () => number): { row: MediaBuyRow; events: NewEvent[] } {
+  const request = JSON.parse(op.request_body) as Json;
+  const reporting = isObject(request.reporting_webhook) ? request.reporting_webhook : undefined;
+  const ours = op.reporting_token != null && reporting !== undefined;
+  const frequency = reporting && isReportingFrequency(reporting.reporting_frequency) ? reporting.reporting_frequency : null;
+  const auth = isObject(reporting?.authentication) ? reporting.authentication : undefined;
+  const scheme = Array.isArray(auth?.schemes) ? auth.schemes[0] : undefined;
+  // The secret as the request stores it: sealed in place (src/engine/sealed-request.ts); copied, never opened here.
+  const sealed = isObject(auth?.credentials) && typeof auth.credentials.$sealed === 'string' ? auth.credentials.$sealed : null;
+  const reportingAuth = !ours ? 'none' : scheme === 'HMAC-SHA256' ? 'hmac' : scheme === 'Bearer' ? 'bearer' : 'rfc9421';
+  const state = parseGovernance(op.governance);
+  const token = typeof state?.outcome?.request.governance_context === 'string' ? state.outcome.request.governance_context : (state?.approval?.token ?? null);
+  const budget = requestBudget(request);
+  const flightStart = request.start_time === 'asap' ? now : time(request.start_time);
+  const flightEnd = time(request.end_time);
+  const status = isMediaBuyStatus(result.status) ? result.status : 'pending_start';
+  const expected = ours && frequency ? firstReportExpectedAt(now, flightStart ?? null, frequency) : null;
+  const timers = withNextCheck({
+    // A reply that states the buy's status is enough to start from: the next read comes on the interval.
+    // One that does not (an adopted task's, a seller's terse reply) is followed by a read at once.
+    status_check_at: isMediaBuyStatus(result.status) ? nextStatusCheck(now, tracking, random) : now,
+    report_due_at: expected === null ? null : expected + tracking.graceMs,
+    // Fires that go elsewhere: we poll for the delivery instead.
+    delivery_poll_at: ours ? null : now + tracking.statusIntervalMs,
+  });
+  const row: MediaBuyRow = {
+    id: newBuyId(),
+    tenant_id: op.tenant_id,
+    agent_id: op.agent_id,
+    operation_id: op.id,
+    media_buy_id: mediaBuyId,
+    campaign_id: op.parent_id?.startsWith('cmp_') ? op.parent_id : null,
+    account: request.account !== undefined ? JSON.stringify(request.account) : null,
+    governance: state ? JSON.stringify({ agent_id: state.agent_id, plan_id: state.plan_id }) : null,
+    governance_context_enc: state ? token : null,
+    status,
+    revision: typeof result.revision === 'number' ? result.revision : null,
+    valid_actions: Array.isArray(result.valid_actions) ? JSON.stringify(result.valid_actions) : null,
+    flight_start: flightStart ?? null,
+    flight_end: flightEnd ?? null,
+    budget_amount: budget.amount,
+    currency: budget.currency ?? (typeof result.currency === 'string' ? result.currency : null),
+    packages: JSON.stringify(mergePackages([], result.packages)),
+    impressions: 0,
+    spend: 0,
+    clicks: null,
+    delivered_through: null,
+    delivery_source: null,
+    delivery_updated_at: null,
+    pacing_state: 'not_started',
+    pacing_ratio: null,
+    pacing_expected: null,
+    report_frequency: frequency,
+    reports_received: 0,
+    last_sequence: null,
+    next_expected_at: expected,
+    reports_missing: 0,
+    gap_open: 0,
+    final_received: 0,
+    reporting_token: ours ? op.reporting_token! : null,
+    reporting_secret_enc: ours ? sealed : null,
+    reporting_auth: reportingAuth,
+    ...timers,
+    lease_owner: null,
+    lease_until: null,
+    lease_epoch: 0,
+    attempt: 0,
+    created_at: now,
+    updated_at: now,
+    ended_at: null,
+  };
+  const events: NewEvent[] = [
+    { source: 'call', kind: 'created', to: status, at: now, detail: { operation_id: op.id, media_buy_id: mediaBuyId, reporting: { frequency, webhook: reportingAuth } } },
+    { source: 'call', kind: 'status_changed', from: null, to: status, at: now },
+  ];
+  return { row, events };
+}
+
+function time(v: unknown): number | undefined {
+  if (typeof v !== 'string') return undefined;
+  const ms = Date.parse(v);
+  return Number.isFinite(ms) ? ms : undefined;
+}

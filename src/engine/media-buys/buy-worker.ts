@@ -1,0 +1,137 @@
+/**
+ * The loop that runs live buys' due work: it claims due buys (their timers, see
+ * buy-tracker.ts) and due delivery outcomes (delivery-outcomes.ts) from the
+ * database with leases, in pages, and runs them with bounded concurrency. Like
+ * the operations' scheduler, every timer is a row and this loop only decides
+ * when to look again: it sleeps until the nearest due time, a wake-up, or the
+ * tick, whichever comes first. Several instances share the work through the
+ * leases (FOR UPDATE SKIP LOCKED on PostgreSQL).
+ */
+import type { Logger } from 'pino';
+import type { MediaBuyRow, Store } from '../../store/index.js';
+import type { OutcomeRow } from '../../store/media-buy-outcomes-repo.js';
+import type { Clock } from '../clock.js';
+import type { DatabaseOutage } from '../database-outage.js';
+
+export interface BuyWorkerOptions {
+  instanceId: string;
+  leaseMs: number;
+  concurrency: number;
+  tickMs: number;
+  /** The database going away pauses the loop (counted and logged once there), never an error per attempt. */
+  outage?: DatabaseOutage;
+}
+
+export class BuyWorker {
+  private running = false;
+  private inFlight = 0;
+  private loopDone: Promise<void> | undefined;
+  private wakeResolve: (() => void) | undefined;
+  private wakeTimer: NodeJS.Timeout | undefined;
+  private readonly active = new Set<Promise<void>>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly runBuy: (row: MediaBuyRow) => Promise<void>,
+    private readonly runOutcome: (row: OutcomeRow) => Promise<void>,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly options: BuyWorkerOptions,
+  ) {}
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loopDone = this.loop();
+  }
+
+  wake(): void {
+    this.wakeResolve?.();
+  }
+
+  async stop(timeoutMs = 10_000): Promise<void> {
+    this.running = false;
+    this.wake();
+    await this.loopDone;
+    const until = performance.now() + timeoutMs;
+    while (this.active.size > 0 && performance.now() < until) {
+      await Promise.race([Promise.allSettled([...this.active]), new Promise((r) => setTimeout(r, until - performance.now()).unref())]);
+    }
+  }
+
+  private async loop(): Promise<void> {
+    while (this.running) {
+      let claimed = 0;
+      try {
+        claimed = await this.claim();
+        this.options.outage?.succeeded();
+      } catch (err) {
+        if (this.options.outage?.failed('media_buys', err)) {
+          // Work claimed just before is finished by whoever holds its lease once it expires.
+          await this.sleep(this.options.outage.pauseMs());
+          continue;
+        }
+        this.log.error({ err }, 'live buys: claiming due work failed');
+      }
+      if (!this.running) break;
+      if (claimed > 0 && this.room() > 0) {
+        await new Promise((r) => setImmediate(r));
+        continue;
+      }
+      await this.sleep(await this.sleepMs());
+    }
+  }
+
+  private room(): number {
+    return this.options.concurrency - this.inFlight;
+  }
+
+  private async claim(): Promise<number> {
+    const now = this.clock.now();
+    let room = this.room();
+    if (room <= 0) return 0;
+    const buys = await this.store.mediaBuys.claimDue(this.options.instanceId, now, this.options.leaseMs, room);
+    for (const b of buys) this.dispatch(() => this.runBuy(b), { buy_id: b.id });
+    room -= buys.length;
+    if (room <= 0) return buys.length;
+    const outcomes = await this.store.deliveryOutcomes.claimDue(this.options.instanceId, now, this.options.leaseMs, room);
+    for (const o of outcomes) this.dispatch(() => this.runOutcome(o), { outcome_id: o.id });
+    return buys.length + outcomes.length;
+  }
+
+  private dispatch(work: () => Promise<void>, what: Record<string, string>): void {
+    this.inFlight++;
+    const task = work()
+      .catch((err) => {
+        if (this.options.outage?.failed('media_buys', err)) return; // its lease expires and it is run again
+        this.log.error({ err, ...what }, 'live buys: work failed; the lease will expire and it will be retried');
+      })
+      .finally(() => {
+        this.inFlight--;
+        this.active.delete(task);
+        this.wake();
+      });
+    this.active.add(task);
+  }
+
+  private async sleepMs(): Promise<number> {
+    if (this.room() <= 0) return Math.min(this.options.tickMs, 100);
+    const now = this.clock.now();
+    const [buy, outcome] = await Promise.all([this.store.mediaBuys.nextDueAt(now).catch(() => null), this.store.deliveryOutcomes.nextDueAt(now).catch(() => null)]);
+    const next = [buy, outcome].filter((v): v is number => v !== null);
+    if (next.length === 0) return this.options.tickMs;
+    return Math.max(0, Math.min(this.options.tickMs, Math.min(...next) - now));
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(this.wakeTimer);
+        this.wakeResolve = undefined;
+        resolve();
+      };
+      this.wakeResolve = done;
+      this.wakeTimer = setTimeout(done, ms);
+    });
+  }
+}

@@ -1,0 +1,268 @@
+/**
+ * Live media buys and their event history (migration 018).
+ *
+ * Like operations: every change goes through `mutateIn`, which reads the row
+ * locked inside a write transaction, lets the caller decide, then writes the row,
+ * its events and the notifications they raise together (an outbox). A change made
+ * under a lease (the buy's timers, claimed like operations') is refused when the
+ * lease has moved on.
+ */
+import { sql, type Selectable } from 'kysely';
+import { v7 as uuidv7 } from 'uuid';
+import { buyNotificationFor } from '../domain/media-buy-status.js';
+import { mediaBuyNotificationBody, presentMediaBuy } from '../domain/media-buy-json.js';
+import type { Db } from './db.js';
+import type { MediaBuysTable } from './schema.js';
+import { inWriteTransaction, type Tx } from './tx.js';
+import { newNotificationId, type NotificationRow, type NotificationsRepo } from './notifications-repo.js';
+import type { Lease, NewEvent } from './operations-repo.js';
+
+export type MediaBuyRow = Selectable<MediaBuysTable>;
+export type MediaBuyPatch = Partial<Omit<MediaBuyRow, 'id' | 'tenant_id' | 'agent_id' | 'operation_id' | 'created_at'>>;
+
+export interface BuyEventRow {
+  id: number;
+  buy_id: string;
+  tenant_id: string;
+  at: number;
+  source: string;
+  kind: string;
+  from_status: string | null;
+  to_status: string | null;
+  detail: string | null;
+  actor: string | null;
+}
+
+/** What the reporting receiver reads of the buy a URL names, before authenticating. */
+export type ReportingTarget = Pick<MediaBuyRow, 'id' | 'tenant_id' | 'agent_id' | 'reporting_auth' | 'reporting_secret_enc'>;
+
+export interface BuyWritten {
+  row: MediaBuyRow;
+  events: BuyEventRow[];
+  notifications: NotificationRow[];
+}
+
+export type BuyMutateResult<T> = ({ outcome: 'applied'; value: T } & BuyWritten) | { outcome: 'unchanged'; row: MediaBuyRow; value: T } | { outcome: 'lease_lost'; row: MediaBuyRow } | { outcome: 'not_found' };
+
+export interface BuyPlan<T> {
+  patch?: MediaBuyPatch;
+  events?: NewEvent[];
+  value: T;
+}
+
+export interface BuyListFilters {
+  status?: string;
+  agentId?: string;
+  campaignId?: string;
+  pacing?: string;
+}
+
+export function newBuyId(): string {
+  return `buy_${uuidv7()}`;
+}
+
+export class MediaBuysRepo {
+  constructor(
+    private readonly db: Db,
+    private readonly notifications: NotificationsRepo,
+    private readonly options: { publicUrl?: string } = {},
+  ) {}
+
+  /** Inserts a new buy and its first events, unless its operation (or its seller id) already has one: then null. */
+  async insertIn(trx: Tx, row: MediaBuyRow, events: NewEvent[]): Promise<BuyWritten | null> {
+    const inserted = await trx.insertInto('media_buys').values(row).onConflict((oc) => oc.doNothing()).executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return null;
+    return { row, ...(await this.writeEvents(trx, row, events, row.created_at)) };
+  }
+
+  async get(id: string): Promise<MediaBuyRow | undefined> {
+    return this.db.kysely.selectFrom('media_buys').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  async getForTenant(tenantId: string, id: string): Promise<MediaBuyRow | undefined> {
+    return this.db.kysely.selectFrom('media_buys').selectAll().where('id', '=', id).where('tenant_id', '=', tenantId).executeTakeFirst();
+  }
+
+  /** The buy a create_media_buy operation made, read on `conn` (a transaction in progress may pass its own). */
+  async byOperation(operationId: string, conn: Tx = this.db.kysely): Promise<MediaBuyRow | undefined> {
+    return conn.selectFrom('media_buys').selectAll().where('operation_id', '=', operationId).executeTakeFirst();
+  }
+
+  /** The buys of several operations in one query (a page of campaigns' buys, a list of operations). */
+  async byOperations(operationIds: readonly string[]): Promise<MediaBuyRow[]> {
+    if (operationIds.length === 0) return [];
+    return this.db.kysely.selectFrom('media_buys').selectAll().where('operation_id', 'in', [...operationIds]).execute();
+  }
+
+  /** A seller's buy among one tenant's buys with that agent: what a report row may name. */
+  async bySellerIdIn(trx: Tx, tenantId: string, agentId: string, mediaBuyId: string): Promise<MediaBuyRow | undefined> {
+    return trx
+      .selectFrom('media_buys')
+      .selectAll()
+      .where('agent_id', '=', agentId)
+      .where('media_buy_id', '=', mediaBuyId)
+      .where('tenant_id', '=', tenantId)
+      .executeTakeFirst();
+  }
+
+  async reportingTarget(token: string): Promise<ReportingTarget | undefined> {
+    return this.db.kysely
+      .selectFrom('media_buys')
+      .select(['id', 'tenant_id', 'agent_id', 'reporting_auth', 'reporting_secret_enc'])
+      .where('reporting_token', '=', token)
+      .executeTakeFirst();
+  }
+
+  async events(buyId: string): Promise<BuyEventRow[]> {
+    return this.db.kysely.selectFrom('media_buy_events').selectAll().where('buy_id', '=', buyId).orderBy('id').execute();
+  }
+
+  /** Newest first, keyset-paginated on (created_at, id). */
+  async list(tenantId: string, filters: BuyListFilters, limit: number, cursor?: { createdAt: number; id: string }): Promise<MediaBuyRow[]> {
+    let q = this.db.kysely.selectFrom('media_buys').selectAll().where('tenant_id', '=', tenantId);
+    if (filters.status) q = q.where('status', '=', filters.status);
+    if (filters.agentId) q = q.where('agent_id', '=', filters.agentId);
+    if (filters.campaignId) q = q.where('campaign_id', '=', filters.campaignId);
+    if (filters.pacing) q = q.where('pacing_state', '=', filters.pacing);
+    if (cursor) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(cursor.createdAt, cursor.id)));
+    return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+  }
+
+  /**
+   * What the buys of each campaign delivered so far (a campaign's page shows it beside planned and
+   * committed), in one query on the campaign index; campaigns without a buy are absent.
+   */
+  async deliveredByCampaigns(campaignIds: readonly string[]): Promise<Map<string, { spend: number; impressions: number; buys: number }>> {
+    const out = new Map<string, { spend: number; impressions: number; buys: number }>();
+    if (campaignIds.length === 0) return out;
+    const rows = await this.db.kysely
+      .selectFrom('media_buys')
+      .select(['campaign_id', (eb) => eb.fn.sum<number>('spend').as('spend'), (eb) => eb.fn.sum<number>('impressions').as('impressions'), (eb) => eb.fn.countAll<number>().as('buys')])
+      .where('campaign_id', 'in', [...campaignIds])
+      .groupBy('campaign_id')
+      .execute();
+    for (const r of rows) if (r.campaign_id) out.set(r.campaign_id, { spend: Math.round(Number(r.spend) * 10_000) / 10_000, impressions: Number(r.impressions), buys: Number(r.buys) });
+    return out;
+  }
+
+  /** Buys by status for the gauge: counts per status (from the database, so any instance is right). */
+  async countByStatus(): Promise<Array<{ status: string; n: number }>> {
+    const rows = await this.db.kysely
+      .selectFrom('media_buys')
+      .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+      .groupBy('status')
+      .execute();
+    return rows.map((r) => ({ status: r.status, n: Number(r.n) }));
+  }
+
+  /** Claims up to `limit` buys whose timer is due, leased, in one statement (as OperationsRepo.claimDue). */
+  async claimDue(owner: string, now: number, leaseMs: number, limit: number): Promise<MediaBuyRow[]> {
+    const leaseUntil = now + leaseMs;
+    if (this.db.dialect === 'postgres') {
+      const { rows } = await sql<MediaBuyRow>`
+        WITH due AS (
+          SELECT id FROM media_buys
+          WHERE next_check_at IS NOT NULL AND next_check_at <= ${now}
+            AND (lease_until IS NULL OR lease_until <= ${now})
+          ORDER BY next_check_at
+          LIMIT ${limit}
+          FOR UPDATE SKIP LOCKED
+        )
+        UPDATE media_buys b
+        SET lease_owner = ${owner}, lease_until = ${leaseUntil}, attempt = b.attempt + 1, lease_epoch = b.lease_epoch + 1
+        FROM due WHERE b.id = due.id
+        RETURNING b.*`.execute(this.db.kysely);
+      return rows;
+    }
+    return inWriteTransaction(this.db, async (trx) => {
+      const { rows } = await sql<MediaBuyRow>`
+        UPDATE media_buys
+        SET lease_owner = ${owner}, lease_until = ${leaseUntil}, attempt = attempt + 1, lease_epoch = lease_epoch + 1
+        WHERE id IN (
+          SELECT id FROM media_buys
+          WHERE next_check_at IS NOT NULL AND next_check_at <= ${now}
+            AND (lease_until IS NULL OR lease_until <= ${now})
+          ORDER BY next_check_at
+          LIMIT ${limit}
+        )
+        RETURNING *`.execute(trx);
+      return rows;
+    });
+  }
+
+  /** Earliest timer among unleased buys (the tracker sleeps until then). */
+  async nextDueAt(now: number): Promise<number | null> {
+    const row = await this.db.kysely
+      .selectFrom('media_buys')
+      .select('next_check_at')
+      .where('next_check_at', 'is not', null)
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
+      .orderBy('next_check_at')
+      .limit(1)
+      .executeTakeFirst();
+    return row?.next_check_at ?? null;
+  }
+
+  /** `mutateIn` in a write transaction of its own. */
+  async mutate<T>(id: string, lease: Lease | null, plan: (row: MediaBuyRow, trx: Tx) => Promise<BuyPlan<T>> | BuyPlan<T>, now = Date.now()): Promise<BuyMutateResult<T>> {
+    return inWriteTransaction(this.db, (trx) => this.mutateIn(trx, id, lease, plan, now));
+  }
+
+  /**
+   * Reads the buy locked, lets `plan` decide (it may read more on `trx`, and write
+   * other rows of the change there, such as a report), then writes the patch, the
+   * events and their notifications. Only database calls on `trx` are awaited.
+   */
+  async mutateIn<T>(trx: Tx, id: string, lease: Lease | null, plan: (row: MediaBuyRow, trx: Tx) => Promise<BuyPlan<T>> | BuyPlan<T>, now = Date.now()): Promise<BuyMutateResult<T>> {
+    let q = trx.selectFrom('media_buys').selectAll().where('id', '=', id);
+    if (this.db.dialect === 'postgres') q = q.forUpdate();
+    const row = await q.executeTakeFirst();
+    if (!row) return { outcome: 'not_found' };
+    if (lease && (row.lease_owner !== lease.owner || row.lease_epoch !== lease.epoch)) return { outcome: 'lease_lost', row };
+    const decided = await plan(row, trx);
+    const events = decided.events ?? [];
+    if (!decided.patch && events.length === 0) return { outcome: 'unchanged', row, value: decided.value };
+    const patch: MediaBuyPatch = { ...decided.patch, updated_at: now };
+    await trx.updateTable('media_buys').set(patch).where('id', '=', id).execute();
+    const updated = { ...row, ...patch } as MediaBuyRow;
+    return { outcome: 'applied', value: decided.value, row: updated, ...(await this.writeEvents(trx, updated, events, now)) };
+  }
+
+  private async writeEvents(trx: Tx, row: MediaBuyRow, events: NewEvent[], now: number): Promise<{ events: BuyEventRow[]; notifications: NotificationRow[] }> {
+    if (events.length === 0) return { events: [], notifications: [] };
+    const values = events.map((e) => ({
+      buy_id: row.id,
+      tenant_id: row.tenant_id,
+      at: e.at ?? now,
+      source: e.source,
+      kind: e.kind,
+      from_status: e.from ?? null,
+      to_status: e.to ?? null,
+      detail: e.detail === undefined ? null : JSON.stringify(e.detail),
+      actor: e.actor ?? null,
+    }));
+    const written = (await trx.insertInto('media_buy_events').values(values).returningAll().execute()) as BuyEventRow[];
+    written.sort((a, b) => a.id - b.id);
+    return { events: written, notifications: await this.notificationsFor(trx, row, written) };
+  }
+
+  /** The notifications the buy's events raise (src/domain/media-buy-status.ts), in the change's transaction. */
+  private async notificationsFor(trx: Tx, row: MediaBuyRow, events: BuyEventRow[]): Promise<NotificationRow[]> {
+    const typed = events.flatMap((event) => {
+      const type = buyNotificationFor({ ...event, detail: event.detail === null ? undefined : JSON.parse(event.detail) });
+      return type ? [{ event, type }] : [];
+    });
+    if (typed.length === 0) return [];
+    const buy = presentMediaBuy(row);
+    return this.notifications.insertIn(
+      trx,
+      typed.map(({ event, type }) => {
+        const id = newNotificationId();
+        const body = mediaBuyNotificationBody({ id, type, tenantId: row.tenant_id, createdAt: event.at, buy, event, publicUrl: this.options.publicUrl });
+        // The buy's id in the subject column: a subscriber gets one buy's notifications in order (as an
+        // operation's), and live pages showing the buy re-read on it; the operation's own stay its own.
+        return { id, tenant_id: row.tenant_id, type, operation_id: row.id, created_at: event.at, body: JSON.stringify(body) };
+      }),
+    );
+  }
+}
