@@ -11,6 +11,7 @@ import { EngineError } from './errors.js';
 import type { GovernanceGuard, GovernanceRequest } from './governance/governed-ops.js';
 import type { OperationService, WebhookMode } from './operation-service.js';
 import type { SpendApproval } from './spend-approval.js';
+import type { ReportingAsked } from './media-buys/reporting-choice.js';
 
 export interface StartRequest {
   tenantId: string;
@@ -27,6 +28,8 @@ export interface StartRequest {
   actor: string;
   /** The client's key reserved in the commit that stores the operation. */
   reservation?: KeyReservation;
+  /** A media buy's reporting webhook as the caller asked for it (frequency, authentication). */
+  reportingAsked?: ReportingAsked;
 }
 
 export interface StartOptions {
@@ -65,6 +68,7 @@ export class OperationStarter {
         ...(hold ? { hold } : {}),
         ...(governance ? { governance } : {}),
         ...(req.reservation ? { reservation: req.reservation } : {}),
+        ...(req.reportingAsked ? { reportingAsked: req.reportingAsked } : {}),
       },
       options.waitMs,
     );
