@@ -138,9 +138,11 @@ export class Metrics implements OutageCounter {
         labelNames: ['status'],
         registers,
         async collect() {
-          const rows = await store.mediaBuys.countByStatus();
-          this.reset();
-          for (const r of rows) this.set({ status: r.status }, r.n);
+          await fromDatabase(this, async () => {
+            const rows = await store.mediaBuys.countByStatus();
+            this.reset();
+            for (const r of rows) this.set({ status: r.status }, r.n);
+          });
         },
       });
       const deadAfterMs = opts.instanceDeadAfterMs ?? 10_000;
