@@ -81,8 +81,17 @@ describe('subscriptions: delivery', () => {
   it('every notification of several operations arrives signed, once after dedupe, in order per operation, through a 500 and a timeout', async () => {
     const orch = await orchestrator();
     const rcv = await receiver();
-    // The first request fails with 500, the second hangs past the 1 s timeout; all later ones succeed.
-    rcv.script = (req) => (req.index === 0 ? { status: 500 } : req.index === 1 ? 'hang' : { status: 204 });
+    // The first notification's first attempt fails with 500, its second hangs past the 1 s timeout; all
+    // else succeeds. Keyed on that notification, not on arrival order: a buy's own notifications
+    // (another subject, not held behind it) may go out in between.
+    let firstId: string | undefined;
+    let firstAttempts = 0;
+    rcv.script = (req) => {
+      firstId ??= req.headers['webhook-id'];
+      if (req.headers['webhook-id'] !== firstId) return { status: 204 };
+      firstAttempts++;
+      return firstAttempts === 1 ? { status: 500 } : firstAttempts === 2 ? 'hang' : { status: 204 };
+    };
     const agentId = await orch.registerAgent({ url: seller.url });
     const sub = await subscribe(orch, { url: `${rcv.url}/hooks/adcp` });
     expect(sub.secret).toMatch(/^whsec_/);
@@ -111,7 +120,7 @@ describe('subscriptions: delivery', () => {
       expect(arrived).toEqual(expected.filter((n) => n.operation_id === op).map((n) => n.id));
     }
     // The notification that met the 500 went out again under the same webhook-id, met the hang, then got through.
-    const firstId = rcv.requests[0]!.headers['webhook-id'];
+    expect(rcv.requests[0]!.headers['webhook-id']).toBe(firstId);
     expect(rcv.requests.filter((r) => r.headers['webhook-id'] === firstId).map((r) => r.answered)).toEqual([500, 'hang', 204]);
 
     // What a user sees of it.
