@@ -7,8 +7,9 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import type { ChangeBus } from '../engine/change-bus.js';
+import type { ChangeBus, OperationChange } from '../engine/change-bus.js';
 import type { DatabaseOutage } from '../engine/database-outage.js';
+import { endsBuyChild } from '../engine/media-buys/buy-recorder.js';
 import type { Store } from '../store/index.js';
 import { EventFeed } from './event-feed.js';
 import { eventHorizonFor } from './event-horizon.js';
@@ -92,6 +93,18 @@ export function createLiveUpdates(opts: LiveUpdatesOptions): LiveUpdates {
     }, REMOTE_WAKE_GRACE_MS);
     wakeTimer.unref();
   };
+  /**
+   * The operation's change names only the operation; the buy it changed is found by the
+   * operation's parent (the buy's create). One read per ended child of a buy, which is rare;
+   * a failed read costs live readers only their next refresh.
+   */
+  const wakeBuyOfChild = async (change: OperationChange) => {
+    if (!endsBuyChild(change.operation, change.events)) return;
+    const buy = await store.mediaBuys.byOperation(change.operation.parent_id!).catch(() => undefined);
+    if (!buy) return;
+    wakes.emit({ tenantId: buy.tenant_id, operationIds: [buy.id], many: false });
+    notifier?.publishIds(buy.tenant_id, [buy.id]);
+  };
   const unsubscribe: Array<() => void> = [];
   return {
     feed,
@@ -104,8 +117,11 @@ export function createLiveUpdates(opts: LiveUpdatesOptions): LiveUpdates {
       // A live buy's changes made here (a report, a status read): their notifications, and a wake for pages showing the buy.
       unsubscribe.push(bus.subscribeBuys((change) => feed.publish(change.notifications)));
       unsubscribe.push(bus.subscribeBuys((change) => wakes.fromBuy(change)));
+      // A buy's pause, resume or refresh that ended changed the buy in the operation's commit: told by the buy's id too.
+      unsubscribe.push(bus.subscribe((change) => void wakeBuyOfChild(change)));
       if (notifier) {
         unsubscribe.push(bus.subscribe((change) => notifier.publish(change)));
+        unsubscribe.push(bus.subscribeBuys((change) => notifier.publishBuy(change)));
         await notifier.start();
       }
       // The first look of the PostgreSQL horizon waits for transactions then in flight: start it now, not on the first stream.
