@@ -9,6 +9,7 @@ import type { OperationRow } from '../store/index.js';
 import type { KeyReservation } from '../store/idempotency-repo.js';
 import { EngineError } from './errors.js';
 import type { GovernanceGuard, GovernanceRequest } from './governance/governed-ops.js';
+import type { ReportingAsked } from './media-buys/reporting-choice.js';
 import type { OperationService, WebhookMode } from './operation-service.js';
 import type { SpendApproval } from './spend-approval.js';
 
@@ -27,6 +28,8 @@ export interface StartRequest {
   actor: string;
   /** The client's key reserved in the commit that stores the operation. */
   reservation?: KeyReservation;
+  /** A create_media_buy's reporting webhook as asked (frequency, authentication); else the tenant's defaults. */
+  reportingAsked?: ReportingAsked;
 }
 
 export interface StartOptions {
@@ -65,6 +68,7 @@ export class OperationStarter {
         ...(hold ? { hold } : {}),
         ...(governance ? { governance } : {}),
         ...(req.reservation ? { reservation: req.reservation } : {}),
+        ...(req.reportingAsked ? { reportingAsked: req.reportingAsked } : {}),
       },
       options.waitMs,
     );
