@@ -37,7 +37,7 @@ export function mediaBuySummary(b: MediaBuyJson, links: DashboardLinks): string 
   const d = b.delivery;
   parts.push(
     d.through === null && d.spend === 0
-      ? `Nothing delivered yet; budget ${spendOfBudget(b)}.`
+      ? `Nothing delivered yet${b.budget.amount !== null ? ` of its ${`${amount(b.budget.amount)} ${b.budget.currency ?? ''}`.trim()} budget` : ''}.`
       : `Spent ${spendOfBudget(b)}, ${amount(d.impressions)} impressions${d.through ? `, delivered through ${d.through}` : ''}.`,
   );
   const ratio = d.pacing.ratio !== null && d.pacing.expected_spend !== null ? ` (spend is ${amount(d.pacing.ratio)}× the ${amount(d.pacing.expected_spend)} expected by now)` : '';

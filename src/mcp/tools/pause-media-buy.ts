@@ -21,5 +21,6 @@ export const pauseMediaBuy = startTool({
       reservation: options.reservation,
       waitMs: options.waitMs,
     }),
-  note: (ctx, args) => `It pauses media buy ${args.id}: ${ctx.services.links.mediaBuy(args.id)}.`,
+  note: (ctx, args) =>
+    `It pauses media buy ${args.id}, which shows paused once the seller's status confirms it (get_media_buy). The buy's page: ${ctx.services.links.mediaBuy(args.id)}.`,
 });

@@ -21,5 +21,6 @@ export const resumeMediaBuy = startTool({
       reservation: options.reservation,
       waitMs: options.waitMs,
     }),
-  note: (ctx, args) => `It resumes media buy ${args.id}: ${ctx.services.links.mediaBuy(args.id)}.`,
+  note: (ctx, args) =>
+    `It resumes media buy ${args.id}, which is no longer paused once the seller's status confirms it (get_media_buy). The buy's page: ${ctx.services.links.mediaBuy(args.id)}.`,
 });
