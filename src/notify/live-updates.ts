@@ -7,10 +7,10 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import type { ChangeBus, OperationChange } from '../engine/change-bus.js';
+import type { ChangeBus } from '../engine/change-bus.js';
 import type { DatabaseOutage } from '../engine/database-outage.js';
-import { endsBuyChild } from '../engine/media-buys/buy-recorder.js';
 import type { Store } from '../store/index.js';
+import { buyChildWakes } from './buy-child-wakes.js';
 import { EventFeed } from './event-feed.js';
 import { eventHorizonFor } from './event-horizon.js';
 import { OperationWakes } from './operation-wakes.js';
@@ -93,18 +93,11 @@ export function createLiveUpdates(opts: LiveUpdatesOptions): LiveUpdates {
     }, REMOTE_WAKE_GRACE_MS);
     wakeTimer.unref();
   };
-  /**
-   * The operation's change names only the operation; the buy it changed is found by the
-   * operation's parent (the buy's create). One read per ended child of a buy, which is rare;
-   * a failed read costs live readers only their next refresh.
-   */
-  const wakeBuyOfChild = async (change: OperationChange) => {
-    if (!endsBuyChild(change.operation, change.events)) return;
-    const buy = await store.mediaBuys.byOperation(change.operation.parent_id!).catch(() => undefined);
-    if (!buy) return;
-    wakes.emit({ tenantId: buy.tenant_id, operationIds: [buy.id], many: false });
-    notifier?.publishIds(buy.tenant_id, [buy.id]);
-  };
+  const wakeBuyOfChild = buyChildWakes({
+    buyOf: (operationId) => store.mediaBuys.byOperation(operationId),
+    wakes,
+    ...(notifier ? { tellOthers: (tenantId: string, ids: string[]) => notifier.publishIds(tenantId, ids) } : {}),
+  });
   const unsubscribe: Array<() => void> = [];
   return {
     feed,
