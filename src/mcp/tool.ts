@@ -4,9 +4,10 @@
  *
  * - `read`: answers JSON from the store (get_operation, list_agents …);
  * - `change`: changes something through an engine service and answers its JSON
- *   (answer_operation, cancel_operation …); it takes `idempotency_key`;
- * - `start`: starts one durable operation (run_task, create_media_buy, sync_plan); it
- *   takes `idempotency_key` and may run as an MCP task whose id is the operation's.
+ *   (answer_operation, cancel_operation, refresh_media_buy …); it takes `idempotency_key`;
+ * - `start`: starts one durable operation (run_task, create_media_buy, sync_plan,
+ *   pause_media_buy, resume_media_buy); it takes `idempotency_key` and may run as an
+ *   MCP task whose id is the operation's.
  *
  * The tool files only say what to call; src/mcp/call-tool.ts does the rest the same
  * way for all of them (role, schema, idempotency, task or short wait, the result's
