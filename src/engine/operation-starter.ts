@@ -9,9 +9,9 @@ import type { OperationRow } from '../store/index.js';
 import type { KeyReservation } from '../store/idempotency-repo.js';
 import { EngineError } from './errors.js';
 import type { GovernanceGuard, GovernanceRequest } from './governance/governed-ops.js';
-import type { ReportingAsked } from './media-buys/reporting-choice.js';
 import type { OperationService, WebhookMode } from './operation-service.js';
 import type { SpendApproval } from './spend-approval.js';
+import type { ReportingAsked } from './media-buys/reporting-choice.js';
 
 export interface StartRequest {
   tenantId: string;
@@ -28,7 +28,7 @@ export interface StartRequest {
   actor: string;
   /** The client's key reserved in the commit that stores the operation. */
   reservation?: KeyReservation;
-  /** A create_media_buy's reporting webhook as asked (frequency, authentication); else the tenant's defaults. */
+  /** A media buy's reporting webhook as the caller asked for it (frequency, authentication). */
   reportingAsked?: ReportingAsked;
 }
 
