@@ -297,6 +297,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     cancel,
     answers,
     governance: { plans, campaigns },
+    mediaBuys,
     live: liveChanges,
     metrics,
     log: logger,

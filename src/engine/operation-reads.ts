@@ -7,6 +7,7 @@ import { presentOperation, type OperationJson } from '../domain/operation-json.j
 import type { OperationStatus } from '../domain/status.js';
 import type { EventRow, OperationRow, Store } from '../store/index.js';
 import { EngineError } from './errors.js';
+import { decodeCursor, encodeCursor } from './page-cursor.js';
 
 export interface OperationQuery {
   status?: OperationStatus;
@@ -22,23 +23,6 @@ export interface OperationQuery {
 export interface OperationPage {
   operations: OperationJson[];
   next_cursor: string | null;
-}
-
-interface Cursor {
-  createdAt: number;
-  id: string;
-}
-
-const encodeCursor = (c: Cursor) => Buffer.from(JSON.stringify([c.createdAt, c.id])).toString('base64url');
-
-function decodeCursor(s: string): Cursor {
-  try {
-    const [createdAt, id] = JSON.parse(Buffer.from(s, 'base64url').toString('utf8'));
-    if (typeof createdAt === 'number' && typeof id === 'string') return { createdAt, id };
-  } catch {
-    /* fall through */
-  }
-  throw new EngineError('invalid_cursor', 'cursor is not one this API returned', 400);
 }
 
 /** Newest first, `limit` at a time. */

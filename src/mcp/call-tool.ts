@@ -61,9 +61,9 @@ export async function callTool(request: CallToolRequest, extra: Extra, base: Omi
         ? await start(tool, ctx, args, clientKey, wantsTask ? extra.taskStore : undefined)
         : tool.kind === 'change'
           ? await keyed(ctx, tool.name, args, clientKey, false, async () => ({ statusCode: 200, body: await tool.run(ctx, args, clientKey) })).then((a) =>
-              jsonResult(a.body, tool.summary(a.body, ctx)),
+              jsonResult(a.body, tool.summary(a.body, ctx, args)),
             )
-          : await tool.run(ctx, args).then((json) => jsonResult(json, tool.summary(json, ctx)));
+          : await tool.run(ctx, args).then((json) => jsonResult(json, tool.summary(json, ctx, args)));
     count('task' in result ? 'task' : 'ok');
     return result;
   } catch (err) {
@@ -103,7 +103,7 @@ async function start(tool: StartTool, ctx: ToolContext, args: Record<string, unk
   const left = Math.max(0, services.waitMs - (Date.now() - began));
   const row = await services.watch.until(auth.tenantId, id, settled, left, ctx.signal);
   if (!row) throw new EngineError('operation_not_found', `operation ${id} not found`, 404);
-  return operationResult(row, services.links);
+  return operationResult(row, services.links, tool.note?.(ctx, args as z.output<typeof tool.input>));
 }
 
 /** Ended, waiting for a person, stalled, or queued at the seller (which can take days): nothing more to wait for here. */

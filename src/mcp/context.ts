@@ -10,6 +10,7 @@ import type { AnswerService } from '../engine/answer-service.js';
 import type { CancelService } from '../engine/cancel-operation.js';
 import type { CampaignService } from '../engine/governance/campaigns.js';
 import type { PlanBook } from '../engine/governance/plan-book.js';
+import type { MediaBuyService } from '../engine/media-buys/buy-service.js';
 import type { Metrics } from '../engine/metrics.js';
 import type { OperationService } from '../engine/operation-service.js';
 import type { OperationStarter } from '../engine/operation-starter.js';
@@ -29,6 +30,8 @@ export interface McpServices {
   answers?: AnswerService;
   /** Absent where no governance flow runs: plan and campaign tools then say so. */
   governance?: { plans: PlanBook; campaigns: CampaignService };
+  /** Live media buys: read them, pause and resume them at the seller, refresh them. */
+  mediaBuys: MediaBuyService;
   live: LiveSource;
   watch: OperationWatch;
   metrics: Metrics;

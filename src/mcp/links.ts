@@ -18,6 +18,10 @@ export class DashboardLinks {
     return `${this.root()}/campaigns/${encodeURIComponent(id)}`;
   }
 
+  mediaBuy(id: string): string {
+    return `${this.root()}/media-buys/${encodeURIComponent(id)}`;
+  }
+
   private root(): string {
     return this.base().replace(/\/+$/, '');
   }

@@ -32,7 +32,8 @@ export function operationSummary(op: OperationLike, links: DashboardLinks): stri
     parts.push(`Call wait_for_operation with id ${op.id} to learn of the decision.`);
   } else if (op.status === 'completed') {
     const mediaBuy = asObject(op.result).media_buy_id;
-    parts.push(`${head} completed${typeof mediaBuy === 'string' ? `: media buy ${mediaBuy} was created` : ''}. Details: ${link}.`);
+    const created = op.type === 'create_media_buy' && typeof mediaBuy === 'string' ? `: media buy ${mediaBuy} was created` : '';
+    parts.push(`${head} completed${created}. Details: ${link}.`);
   } else if (op.status === 'failed' || op.status === 'rejected') {
     parts.push(`${head} ended ${op.status}${errorText(op.error)}. Details: ${link}.`);
   } else if (op.status === 'canceled') {

@@ -12,6 +12,7 @@
 import { ErrorCode, McpError, type ReadResourceResult, type Resource, type ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
 import type { LiveChange } from '../notify/live-source.js';
 import type { ToolContext } from './context.js';
+import { mediaBuyResource } from './media-buy-resource.js';
 import { operationResource } from './operation-resource.js';
 
 export type ResourceScope = Omit<ToolContext, 'signal'>;
@@ -29,7 +30,7 @@ export interface ResourceKind {
 }
 
 /** Every kind served. A kind is one small file beside operation-resource.ts and one entry here. */
-export const RESOURCE_KINDS: readonly ResourceKind[] = [operationResource];
+export const RESOURCE_KINDS: readonly ResourceKind[] = [operationResource, mediaBuyResource];
 
 export const resourceUri = (kind: ResourceKind, id: string) => `${kind.prefix}${encodeURIComponent(id)}`;
 

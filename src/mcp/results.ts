@@ -24,11 +24,12 @@ export function errorResult(code: string, message: string, details?: unknown): C
 /**
  * An operation as a tool's (or a task's) result. One that ended failed, rejected or
  * canceled is an error result too, so a client following a task sees it failed, with
- * the operation beside the text.
+ * the operation beside the text. `note`: a sentence the tool adds about what the
+ * operation works on.
  */
-export function operationResult(row: OperationRow, links: DashboardLinks): CallToolResult {
+export function operationResult(row: OperationRow, links: DashboardLinks, note?: string): CallToolResult {
   const json = presentOperation(row);
-  const result = jsonResult(json, operationSummary(json, links));
+  const result = jsonResult(json, note ? `${operationSummary(json, links)} ${note}` : operationSummary(json, links));
   const ended = isTerminal(row.status as OperationStatus) && row.status !== 'completed';
   return ended ? { ...result, isError: true } : result;
 }

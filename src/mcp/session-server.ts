@@ -1,8 +1,8 @@
 /**
  * The MCP server one session talks to, built for the key that opened it: the tools
- * its role may use (tools/list), tools/call (src/mcp/call-tool.ts), the operation
- * resources with their subscriptions, and tasks backed by operations (the SDK's task
- * handlers over OperationTaskStore).
+ * its role may use (tools/list), tools/call (src/mcp/call-tool.ts), the resources
+ * (operations, live media buys) with their subscriptions, and tasks backed by
+ * operations (the SDK's task handlers over OperationTaskStore).
  *
  * Built on the SDK's low-level Server rather than McpServer: McpServer answers a call
  * of a task-capable tool made without a task by polling until the task ends, which for

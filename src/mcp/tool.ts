@@ -4,9 +4,10 @@
  *
  * - `read`: answers JSON from the store (get_operation, list_agents …);
  * - `change`: changes something through an engine service and answers its JSON
- *   (answer_operation, cancel_operation …); it takes `idempotency_key`;
- * - `start`: starts one durable operation (run_task, create_media_buy, sync_plan); it
- *   takes `idempotency_key` and may run as an MCP task whose id is the operation's.
+ *   (answer_operation, cancel_operation, refresh_media_buy …); it takes `idempotency_key`;
+ * - `start`: starts one durable operation (run_task, create_media_buy, sync_plan,
+ *   pause_media_buy, resume_media_buy); it takes `idempotency_key` and may run as an
+ *   MCP task whose id is the operation's.
  *
  * The tool files only say what to call; src/mcp/call-tool.ts does the rest the same
  * way for all of them (role, schema, idempotency, task or short wait, the result's
@@ -36,15 +37,15 @@ interface ToolBase<I extends InputShape> {
 export interface ReadTool<I extends InputShape = InputShape> extends ToolBase<I> {
   kind: 'read';
   run(ctx: ToolContext, args: z.output<I>): Promise<unknown>;
-  /** The paragraph beside the JSON. */
-  summary(json: unknown, ctx: ToolContext): string;
+  /** The paragraph beside the JSON (`args`: what the call asked, e.g. the id an answer does not repeat). */
+  summary(json: unknown, ctx: ToolContext, args: z.output<I>): string;
 }
 
 export interface ChangeTool<I extends InputShape = InputShape> extends ToolBase<I> {
   kind: 'change';
   /** Records the caller (ctx.auth.keyName) as the actor, as the API does. */
   run(ctx: ToolContext, args: z.output<I>, clientKey: string | undefined): Promise<unknown>;
-  summary(json: unknown, ctx: ToolContext): string;
+  summary(json: unknown, ctx: ToolContext, args: z.output<I>): string;
   /** Hints for clients: it cannot be undone (cancel), or repeating it changes nothing more. */
   destructive?: boolean;
 }
@@ -63,6 +64,8 @@ export interface StartTool<I extends InputShape = InputShape> extends ToolBase<I
   kind: 'start';
   /** Starts the operation (the summary is the operation's, src/mcp/operation-summary.ts). */
   start(ctx: ToolContext, args: z.output<I>, options: OperationStartOptions): Promise<OperationRow>;
+  /** A sentence after the operation's summary, about what the operation works on (e.g. the media buy it pauses). */
+  note?(ctx: ToolContext, args: z.output<I>): string;
 }
 
 export type Tool = ReadTool | ChangeTool | StartTool;

@@ -1,6 +1,6 @@
 /**
  * What live readers (the dashboard's pages, the MCP server's waits and resource
- * subscriptions) learn: which operations of the tenant changed,
+ * subscriptions) learn: which operations and live media buys of the tenant changed,
  * and a position to resume from. It rides on the notifications feed behind
  * GET /v1/events (src/notify/event-feed.ts, docs/ARCHITECTURE.md, Telling users), so a reader hears of
  * every change that raises a notification, from whichever instance, in order, and
@@ -15,6 +15,11 @@ import type { OperationWakes } from './operation-wakes.js';
 export interface LiveChange {
   /** Where a stream resumes after this change (a notification seq); 0 for a wake-up, which moves no position. */
   cursor: number;
+  /**
+   * The ids of what changed: operations, and live media buys by their own id (`buy_…`,
+   * the subject of their notifications and wake-ups, which also name the buy's create
+   * operation so that its page re-reads).
+   */
   operationIds: string[];
   /** A notification about no single operation (a campaign's) was among them. */
   other: boolean;

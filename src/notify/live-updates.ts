@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { ChangeBus } from '../engine/change-bus.js';
 import type { DatabaseOutage } from '../engine/database-outage.js';
 import type { Store } from '../store/index.js';
+import { buyChildWakes } from './buy-child-wakes.js';
 import { EventFeed } from './event-feed.js';
 import { eventHorizonFor } from './event-horizon.js';
 import { OperationWakes } from './operation-wakes.js';
@@ -92,6 +93,11 @@ export function createLiveUpdates(opts: LiveUpdatesOptions): LiveUpdates {
     }, REMOTE_WAKE_GRACE_MS);
     wakeTimer.unref();
   };
+  const wakeBuyOfChild = buyChildWakes({
+    buyOf: (operationId) => store.mediaBuys.byOperation(operationId),
+    wakes,
+    ...(notifier ? { tellOthers: (tenantId: string, ids: string[]) => notifier.publishIds(tenantId, ids) } : {}),
+  });
   const unsubscribe: Array<() => void> = [];
   return {
     feed,
@@ -104,8 +110,11 @@ export function createLiveUpdates(opts: LiveUpdatesOptions): LiveUpdates {
       // A live buy's changes made here (a report, a status read): their notifications, and a wake for pages showing the buy.
       unsubscribe.push(bus.subscribeBuys((change) => feed.publish(change.notifications)));
       unsubscribe.push(bus.subscribeBuys((change) => wakes.fromBuy(change)));
+      // A buy's pause, resume or refresh that ended changed the buy in the operation's commit: told by the buy's id too.
+      unsubscribe.push(bus.subscribe((change) => void wakeBuyOfChild(change)));
       if (notifier) {
         unsubscribe.push(bus.subscribe((change) => notifier.publish(change)));
+        unsubscribe.push(bus.subscribeBuys((change) => notifier.publishBuy(change)));
         await notifier.start();
       }
       // The first look of the PostgreSQL horizon waits for transactions then in flight: start it now, not on the first stream.

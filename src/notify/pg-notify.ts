@@ -13,12 +13,14 @@
  * are told too, so other instances' dashboard pages re-read at once, but throttled:
  * at most one such notice per tenant per `operationNoticeMs` (the ids changed
  * meanwhile, or "many"), so a burst of `working` webhooks costs a handful of
- * NOTIFYs a second, not one per change.
+ * NOTIFYs a second, not one per change. A live media buy's changes are told the same
+ * way, naming the buy's id (and its create's operation id): a report or a status read
+ * changes its figures whether or not it raises a notification.
  */
 import pg from 'pg';
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
-import type { OperationChange } from '../engine/change-bus.js';
+import type { BuyChange, OperationChange } from '../engine/change-bus.js';
 import type { Db } from '../store/db.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS } from '../store/pg-pool.js';
 
@@ -115,8 +117,27 @@ export class PgNotifier {
     const maxSeq = change.notifications.reduce((m, n) => Math.max(m, n.seq), 0);
     const next = change.operation.next_check_at;
     const due = change.events.some((e) => e.kind === 'created') || (next !== null && next <= Date.now());
-    if (maxSeq === 0) this.quietChange(tenant, change.operation.id);
-    // Neither a notification for other instances' streams nor work for their schedulers: nothing more to say.
+    if (maxSeq === 0) this.quietChange(tenant, [change.operation.id]);
+    this.feedChange(tenant, maxSeq, due);
+  }
+
+  /** Called for every committed change of a live buy on this instance (ChangeBus.subscribeBuys). */
+  publishBuy(change: BuyChange): void {
+    if (this.stopped || change.events.length === 0) return;
+    const tenant = change.buy.tenant_id;
+    // Named even beside a notification, as the wake-ups here do (OperationWakes.fromBuy): pages showing its create re-read too.
+    this.quietChange(tenant, [change.buy.id, change.buy.operation_id]);
+    this.feedChange(tenant, change.notifications.reduce((m, n) => Math.max(m, n.seq), 0), false);
+  }
+
+  /** Changes found after commit to concern these ids (e.g. the buy an operation's commit changed): told like a change without a notification. */
+  publishIds(tenantId: string, ids: string[]): void {
+    if (this.stopped || ids.length === 0) return;
+    this.quietChange(tenantId, ids);
+  }
+
+  /** A notification for other instances' streams, or work for their schedulers: told in the next batch. */
+  private feedChange(tenant: string, maxSeq: number, due: boolean): void {
     if (maxSeq === 0 && !due) return;
     const prev = this.batch.get(tenant);
     this.batch.set(tenant, { s: Math.max(prev?.s ?? 0, maxSeq), d: (prev?.d ?? false) || due });
@@ -127,11 +148,13 @@ export class PgNotifier {
   }
 
   /** Collects a change without a notification; sent at most once per interval (a trailing send keeps the last). */
-  private quietChange(tenant: string, operationId: string): void {
+  private quietChange(tenant: string, ids: string[]): void {
     let entry = this.quiet.get(tenant);
     if (!entry) this.quiet.set(tenant, (entry = { ids: new Set(), many: false }));
-    if (entry.ids.size >= MAX_NOTICE_IDS) entry.many = true;
-    else entry.ids.add(operationId);
+    for (const id of ids) {
+      if (entry.ids.size >= MAX_NOTICE_IDS && !entry.ids.has(id)) entry.many = true;
+      else entry.ids.add(id);
+    }
     if (this.quietTimer) return;
     const wait = Math.max(0, this.quietSentAt + (this.opts.operationNoticeMs ?? 250) - Date.now());
     this.quietTimer = setTimeout(() => void this.flushQuiet(), wait);

@@ -102,7 +102,7 @@ describe('MCP tasks and resources', () => {
     expect(updates.every((u) => u === uri)).toBe(true);
     await operator.client.unsubscribeResource({ uri });
     const templates = await operator.client.listResourceTemplates();
-    expect(templates.resourceTemplates.map((t) => t.uriTemplate)).toEqual(['adcp-orchestrator://operations/{id}']);
+    expect(templates.resourceTemplates.map((t) => t.uriTemplate)).toEqual(['adcp-orchestrator://operations/{id}', 'adcp-orchestrator://media-buys/{id}']);
   });
 
   it('wait_for_operation returns when the operation changes, and at once when it has ended', async () => {

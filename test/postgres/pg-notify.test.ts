@@ -7,7 +7,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
-import type { OperationChange } from '../../src/engine/change-bus.js';
+import type { BuyChange, OperationChange } from '../../src/engine/change-bus.js';
 import { PgNotifier, type RemoteChange } from '../../src/notify/pg-notify.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { postgresAdminUrl, tempPostgres, type TestDatabase } from '../helpers/databases.js';
@@ -81,6 +81,32 @@ suite('PgNotifier', () => {
     ]);
     // Our own notices are not echoed back: the in-process bus already covered them.
     expect(a.seen).toEqual([]);
+  });
+
+  it("tells other instances of a live buy's change by the buy's id (and its create's), notification or not, and of ids found after commit", async () => {
+    const a = notifier('A4');
+    const b = notifier('B4');
+    await a.n.start();
+    await b.n.start();
+    const buyChange = (tenant: string, seqs: number[]) =>
+      ({ buy: { id: `buy-${tenant}`, tenant_id: tenant, operation_id: `create-${tenant}` }, events: [{ id: 1, kind: 'report_received' }], notifications: seqs.map((seq) => ({ seq, tenant_id: tenant })) }) as unknown as BuyChange;
+    a.n.publishBuy(buyChange('t7', []));
+    a.n.publishBuy(buyChange('t8', [11]));
+    a.n.publishBuy({ ...buyChange('t9', []), events: [] });
+    a.n.publishIds('t10', ['buy-t10']);
+    await eventually(async () => (b.seen.filter((c) => ['t7', 't8', 't10'].includes(c.tenantId)).length >= 4 ? true : undefined), 5000);
+    const seen = b.seen.filter((c) => c.tenantId.startsWith('t') && Number(c.tenantId.slice(1)) >= 7);
+    expect(seen).toEqual(
+      expect.arrayContaining([
+        { tenantId: 't7', maxSeq: 0, due: false, operationIds: ['buy-t7', 'create-t7'], manyOperations: false },
+        { tenantId: 't8', maxSeq: 0, due: false, operationIds: ['buy-t8', 'create-t8'], manyOperations: false },
+        { tenantId: 't8', maxSeq: 11, due: false, operationIds: [], manyOperations: false },
+        { tenantId: 't10', maxSeq: 0, due: false, operationIds: ['buy-t10'], manyOperations: false },
+      ]),
+    );
+    // A change with no event is nothing to tell.
+    expect(seen.filter((c) => c.tenantId === 't9')).toEqual([]);
+    expect(seen).toHaveLength(4);
   });
 
   it('throttles notices of changes without a notification: a burst is one or two notices naming them, or "many"', async () => {

@@ -8,26 +8,32 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { MEDIA_BUY_STATUSES } from '../../domain/media-buy-status.js';
-import { presentMediaBuy, presentReport } from '../../domain/media-buy-json.js';
+import { PACING_STATES } from '../../domain/pacing.js';
 import type { MediaBuyService } from '../../engine/media-buys/buy-service.js';
+import { listMediaBuys, mediaBuyDelivery, showMediaBuy } from '../../engine/media-buys/buy-reads.js';
 import type { OperationRow, Store } from '../../store/index.js';
 import { actorOf, requireApiKey, requireRole, tenantOf } from '../auth.js';
-import { decodeCursor, encodeCursor } from '../cursor.js';
 import { idempotent } from '../idempotency.js';
 import { presentOperation } from '../present.js';
 
-const ListQuery = z
+/** The listing's filters, shared with the MCP tool list_media_buys (which adds its own limit and cursor). */
+export const MediaBuyFilters = z
   .object({
     status: z.enum(MEDIA_BUY_STATUSES).optional(),
     agent_id: z.string().max(100).optional(),
     campaign_id: z.string().max(100).optional(),
-    pacing: z.enum(['under', 'over', 'on_track', 'not_started']).optional(),
-    limit: z.coerce.number().int().min(1).max(500).default(50),
-    cursor: z.string().max(500).optional(),
+    pacing: z.enum(PACING_STATES).optional(),
   })
   .strict();
 
-const IdParams = z.object({ id: z.string().min(1).max(100) });
+const ListQuery = MediaBuyFilters.extend({
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  cursor: z.string().max(500).optional(),
+}).strict();
+
+/** Our id of a buy (`buy_…`), not the seller's media_buy_id; the MCP tools take the same. */
+export const MediaBuyId = z.string().min(1).max(100);
+const IdParams = z.object({ id: MediaBuyId });
 /** The action routes take no fields; an empty body (or none) is fine. */
 const NoBody = z.object({}).strict().nullish();
 
@@ -39,35 +45,17 @@ export function mediaBuyRoutes(app: FastifyInstance, deps: { store: Store; media
 
   r.get('/v1/media-buys', { schema: { querystring: ListQuery, tags: ['media buys'], summary: 'List live media buys, newest first' }, preHandler: asViewer }, async (req) => {
     const q = req.query;
-    const rows = await deps.mediaBuys.list(
-      tenantOf(req).id,
-      { status: q.status, agentId: q.agent_id, campaignId: q.campaign_id, pacing: q.pacing },
-      q.limit + 1,
-      q.cursor ? decodeCursor(q.cursor) : undefined,
-    );
-    const page = rows.slice(0, q.limit);
-    const last = page[page.length - 1];
-    return {
-      media_buys: page.map((b) => presentMediaBuy(b)),
-      next_cursor: rows.length > q.limit && last ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null,
-    };
+    return listMediaBuys(deps, tenantOf(req).id, { status: q.status, agentId: q.agent_id, campaignId: q.campaign_id, pacing: q.pacing, limit: q.limit, cursor: q.cursor });
   });
 
   r.get('/v1/media-buys/:id', { schema: { params: IdParams, tags: ['media buys'], summary: 'Show a media buy with its events' }, preHandler: asViewer }, async (req) => {
-    const buy = await deps.mediaBuys.get(tenantOf(req).id, req.params.id);
-    return presentMediaBuy(buy, await deps.store.mediaBuys.events(buy.id));
+    return showMediaBuy(deps, tenantOf(req).id, req.params.id);
   });
 
   r.get(
     '/v1/media-buys/:id/delivery',
     { schema: { params: IdParams, tags: ['media buys'], summary: "A media buy's delivery reports, oldest first, and totals counting each period once" }, preHandler: asViewer },
-    async (req) => {
-      const view = await deps.mediaBuys.delivery(tenantOf(req).id, req.params.id);
-      return {
-        reports: view.reports.map(presentReport),
-        totals: { ...view.totals, through: view.totals.through === null ? null : new Date(view.totals.through).toISOString() },
-      };
-    },
+    async (req) => mediaBuyDelivery(deps, tenantOf(req).id, req.params.id),
   );
 
   /** The action routes: run under the client's Idempotency-Key, answer 202 with the operation(s) started. */

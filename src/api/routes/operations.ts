@@ -41,17 +41,18 @@ const OperationInput = z
   })
   .strict();
 
+/** Our reporting webhook (README, Media buys): its frequency, and how its fires authenticate. The MCP tool create_media_buy takes the same. */
+export const ReportingRequest = z
+  .object({ frequency: z.enum(REPORTING_FREQUENCIES).optional(), authentication: z.enum(REPORTING_AUTH).optional() })
+  .strict();
+
 const MediaBuyInput = z
   .object({
     ...StartFields,
     request: z.record(z.string(), z.unknown()),
     /** `required`: hold the buy for a person's approval before anything is sent (docs/ARCHITECTURE.md, People in the loop). */
     approval: z.enum(['required']).optional(),
-    /** Our reporting webhook (README, Media buys): its frequency, and how its fires authenticate. */
-    reporting: z
-      .object({ frequency: z.enum(REPORTING_FREQUENCIES).optional(), authentication: z.enum(REPORTING_AUTH).optional() })
-      .strict()
-      .optional(),
+    reporting: ReportingRequest.optional(),
   })
   .strict();
 

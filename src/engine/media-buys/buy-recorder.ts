@@ -35,6 +35,18 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 /** The tasks whose ending a buy cares about when they were made for it. */
 const BUY_CHILD_TASKS = new Set(['update_media_buy', 'get_media_buys', 'get_media_buy_delivery']);
 
+const endsOperation = (events: Pick<EventRow, 'kind' | 'to_status'>[]) =>
+  events.some((e) => e.kind === 'transition' && e.to_status !== null && isTerminal(e.to_status as OperationStatus));
+
+/**
+ * Whether this change ends an operation made on behalf of a buy (a child of its create:
+ * pause, resume, cancel, refresh), which the buy takes in the same commit: live readers
+ * of the buy are told of it by the buy's id (src/notify/live-updates.ts).
+ */
+export function endsBuyChild(row: Pick<OperationRow, 'type' | 'parent_id'>, events: Pick<EventRow, 'kind' | 'to_status'>[]): boolean {
+  return row.parent_id !== null && BUY_CHILD_TASKS.has(row.type) && endsOperation(events);
+}
+
 export class BuyRecorder {
   private readonly ctx: ApplyContext;
 
@@ -46,10 +58,8 @@ export class BuyRecorder {
 
   /** The hook: cheap checks first, since it sees every operation change. */
   readonly onOperationWrite = async (trx: Tx, row: OperationRow, events: EventRow[], now: number): Promise<NotificationRow[]> => {
-    const ended = events.some((e) => e.kind === 'transition' && e.to_status !== null && isTerminal(e.to_status as OperationStatus));
-    if (!ended) return [];
-    if (row.type === 'create_media_buy') return row.status === 'completed' ? this.record(trx, row, now) : [];
-    if (row.parent_id !== null && BUY_CHILD_TASKS.has(row.type)) return this.childEnded(trx, row, now);
+    if (row.type === 'create_media_buy') return row.status === 'completed' && endsOperation(events) ? this.record(trx, row, now) : [];
+    if (endsBuyChild(row, events)) return this.childEnded(trx, row, now);
     return [];
   };
 

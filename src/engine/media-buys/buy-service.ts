@@ -14,6 +14,7 @@ import { getMediaBuyDeliveryArgs, getMediaBuysArgs } from '../../adcp/media-buy-
 import { isTerminalBuyStatus } from '../../domain/media-buy-status.js';
 import { ledgerTotals } from '../../domain/report-ledger.js';
 import type { MediaBuyRow, OperationRow, Store } from '../../store/index.js';
+import type { KeyReservation } from '../../store/idempotency-repo.js';
 import type { BuyListFilters } from '../../store/media-buys-repo.js';
 import type { ReportRow } from '../../store/media-buy-reports-repo.js';
 import { buyChange, type ChangeBus } from '../change-bus.js';
@@ -27,6 +28,10 @@ export interface BuyRequest {
   actor: string;
   /** The client's Idempotency-Key: the same key reaches the same operation(s), and the seller the same AdCP key. */
   clientKey?: string;
+  /** Pause and resume: that key, reserved in the commit that stores the operation (an MCP tool's idempotency_key). */
+  reservation?: KeyReservation;
+  /** Pause and resume: how long to wait for the seller's first reply (default ADCP_ORCH_SYNC_WAIT_MS; 0 for an MCP task). */
+  waitMs?: number;
 }
 
 export interface DeliveryView {
@@ -69,15 +74,19 @@ export class MediaBuyService {
     const buy = await this.live(req);
     if (paused && buy.status === 'paused') throw new EngineError('already_paused', `media buy ${buy.id} is already paused`, 409, { status: buy.status });
     if (!paused && buy.status !== 'paused') throw new EngineError('not_paused', `media buy ${buy.id} is ${buy.status}, not paused: there is nothing to resume`, 409, { status: buy.status });
-    const op = await this.deps.operations.createAndStart({
-      tenantId: buy.tenant_id,
-      agentId: buy.agent_id,
-      task: 'update_media_buy',
-      params: { ...this.account(buy), media_buy_id: buy.media_buy_id, paused },
-      parentId: buy.operation_id,
-      actor: req.actor,
-      ...(req.clientKey ? { clientKey: `${paused ? 'pause' : 'resume'}:${buy.id}:${req.clientKey}` } : {}),
-    });
+    const op = await this.deps.operations.createAndStart(
+      {
+        tenantId: buy.tenant_id,
+        agentId: buy.agent_id,
+        task: 'update_media_buy',
+        params: { ...this.account(buy), media_buy_id: buy.media_buy_id, paused },
+        parentId: buy.operation_id,
+        actor: req.actor,
+        ...(req.clientKey ? { clientKey: `${paused ? 'pause' : 'resume'}:${buy.id}:${req.clientKey}` } : {}),
+        ...(req.reservation ? { reservation: req.reservation } : {}),
+      },
+      req.waitMs,
+    );
     await this.note(buy, paused ? 'pause_requested' : 'resume_requested', req.actor, { operation_id: op.id });
     return op;
   }

@@ -1,6 +1,6 @@
 /** create_media_buy: a buy at a seller (POST /v1/media-buys). */
 import { z } from 'zod';
-import { Governance, WebhookMode } from '../../api/routes/operations.js';
+import { Governance, ReportingRequest, WebhookMode } from '../../api/routes/operations.js';
 import { startTool } from '../tool.js';
 import { OperationOutput } from './schemas.js';
 
@@ -17,6 +17,9 @@ export const createMediaBuy = startTool({
       governance: Governance.optional(),
       approval: z.enum(['required']).optional().describe('"required": hold the buy for a person’s approval before anything is sent'),
       webhook: WebhookMode.optional().describe('How the seller must sign its webhooks (default rfc9421; none: polling only)'),
+      reporting: ReportingRequest.optional().describe(
+        'The delivery reports the seller is asked to send us once the buy is live: frequency (hourly, daily, monthly; default the tenant’s, daily) and how they authenticate (hmac, bearer, rfc9421; default hmac, rfc9421 for a governed buy)',
+      ),
     })
     .strict(),
   output: OperationOutput,
@@ -30,6 +33,7 @@ export const createMediaBuy = startTool({
         governance: args.governance,
         approval: args.approval,
         webhook: args.webhook,
+        ...(args.reporting ? { reportingAsked: args.reporting } : {}),
         actor: ctx.auth.keyName,
         clientKey: options.clientKey,
         reservation: options.reservation,

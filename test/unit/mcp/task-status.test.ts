@@ -50,6 +50,8 @@ describe('the paragraph beside an operation', () => {
 
   it('names the media buy made, the error of one that failed, and a stall', () => {
     expect(operationSummary({ ...base, status: 'completed', needs_input: false, result: { media_buy_id: 'mb_1' } }, links)).toContain('media buy mb_1 was created');
+    // An update's reply names the buy too; it made none.
+    expect(operationSummary({ ...base, type: 'update_media_buy', status: 'completed', needs_input: false, result: { media_buy_id: 'mb_1' } }, links)).not.toContain('was created');
     expect(operationSummary({ ...base, status: 'rejected', needs_input: false, error: { code: 'POLICY', message: 'no alcohol' } }, links)).toContain('ended rejected (POLICY: no alcohol)');
     const stalled = operationSummary({ ...base, status: 'submitted', needs_input: false, stalled: true, stalled_reason: 'deadline passed' }, links);
     expect(stalled).toContain('queued at the seller');
