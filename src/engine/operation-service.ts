@@ -308,6 +308,24 @@ export class OperationService {
     return this.store.operations.mutateIn(trx, operationId, lease, this.observationPlan(lease, obs, now), now, alongside);
   }
 
+  /**
+   * `observeIn` for several observations at once, on the grouped transaction's connection
+   * (a batched write, SQLite: src/store/operations-batch.ts), none under a lease. Each
+   * must already carry what `withInputExpiry` would add (or ask no person anything).
+   */
+  observeManyIn(
+    trx: Tx,
+    entries: Array<{ operationId: string; obs: TaskObservation }>,
+    alongside?: (trx: Tx, values: Array<ObservationOutcome | undefined>) => Promise<void>,
+  ): Promise<Array<MutateResult<ObservationOutcome>>> {
+    const now = this.clock.now();
+    return this.store.operations.mutateManyIn(
+      trx,
+      entries.map((e) => ({ id: e.operationId, lease: null, plan: this.observationPlan(null, e.obs, now), now })),
+      alongside,
+    );
+  }
+
   /** After an observation committed: change notice, metrics, log. */
   async observed(operationId: string, result: MutateResult<ObservationOutcome | 'task_type_conflict' | null>): Promise<void> {
     if (result.outcome === 'applied' && result.events.length > 0) this.bus.publish({ operation: result.row, events: result.events, notifications: result.notifications });

@@ -11,6 +11,7 @@ import { notificationBody, type BodyOperationSource } from '../domain/notificati
 import { notificationTypeFor, type NotificationType } from '../domain/notification-types.js';
 import { presentOperation, SUMMARY_FIELD_MAX_BYTES, type EventJsonSource } from '../domain/operation-json.js';
 import { CompiledQueries } from './compiled.js';
+import { placeholders, runSql } from './multi-row.js';
 import type { Db } from './db.js';
 import type { NotificationsTable } from './schema.js';
 import type { Tx } from './tx.js';
@@ -58,6 +59,12 @@ export class NotificationsRepo {
    * body is built from the row after the change and the events as inserted.
    */
   async insertForEvents(trx: Tx, row: BodyOperationSource & { tenant_id: string }, events: NotifiedEvent[]): Promise<NotificationRow[]> {
+    const rows = this.rowsForEvents(row, events);
+    return rows.length === 0 ? [] : this.write(trx, rows);
+  }
+
+  /** The notifications `insertForEvents` would write for these events, built but not written. */
+  rowsForEvents(row: BodyOperationSource & { tenant_id: string }, events: NotifiedEvent[]): NewNotification[] {
     let typed: Array<{ event: NotifiedEvent; type: NotificationType }> | undefined;
     for (const event of events) {
       const type = notificationTypeFor(event);
@@ -66,12 +73,30 @@ export class NotificationsRepo {
     if (!typed) return [];
     // Bounded: a large request or result is a marker and a link, never a second copy (notification-body.ts).
     const operation = presentOperation(row, undefined, { maxFieldBytes: SUMMARY_FIELD_MAX_BYTES });
-    const rows = typed.map(({ event, type }): NewNotification => {
+    return typed.map(({ event, type }): NewNotification => {
       const id = newNotificationId();
       const body = notificationBody({ id, type, tenantId: row.tenant_id, createdAt: event.at, operation, event, publicUrl: this.options.publicUrl }, row);
       return { id, tenant_id: row.tenant_id, type, operation_id: row.id, created_at: event.at, body: JSON.stringify(body) };
     });
-    return this.write(trx, rows);
+  }
+
+  /**
+   * Writes the notifications of several changes at once (a batched write, SQLite: see
+   * src/store/operations-batch.ts) in one statement; returns them in the given order,
+   * each with its seq.
+   */
+  async insertManyIn(trx: Tx, rows: NewNotification[]): Promise<NotificationRow[]> {
+    if (rows.length === 0) return [];
+    if (this.db.dialect === 'postgres') await sql`SELECT pg_current_xact_id()`.execute(trx);
+    const params = rows.flatMap((r) => [r.id, r.tenant_id, r.type, r.operation_id, r.created_at, r.body]);
+    const { rows: out } = await runSql<{ id: string; seq: number | string }>(
+      trx,
+      this.db.direct,
+      `INSERT INTO notifications (id, tenant_id, type, operation_id, created_at, body) VALUES ${placeholders(rows.length, 6)} RETURNING seq, id`,
+      params,
+    );
+    const seqOf = new Map(out.map((x) => [x.id, Number(x.seq)]));
+    return rows.map((r) => ({ ...r, seq: seqOf.get(r.id)! }));
   }
 
   /** A tenant's notifications with seq > `afterSeq` (and ≤ `upToSeq` when given), oldest first. */

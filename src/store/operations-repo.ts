@@ -14,8 +14,9 @@
 import { sql, type Selectable } from 'kysely';
 import type { Db } from './db.js';
 import type { OperationsTable } from './schema.js';
-import { inWriteTransaction, type Tx } from './tx.js';
+import { inWriteBatch, inWriteTransaction, type Batcher, type Tx } from './tx.js';
 import { CompiledQueries, isPrimitive } from './compiled.js';
+import { mutateMany, type BatchAlongside, type BatchMutation, type BatchWriteDeps } from './operations-batch.js';
 import type { NotificationRow, NotificationsRepo } from './notifications-repo.js';
 
 /** Columns added after the first schema are optional here, so code that builds rows need not know them all. */
@@ -108,7 +109,15 @@ export class OperationsRepo {
     private readonly notifications: NotificationsRepo,
   ) {
     this.compiled = new CompiledQueries(db.direct);
+    this.batchDeps = { direct: db.direct, notifications, hooks: this.hooks, updateOne: (trx, id, patch) => this.update(trx, id, patch) };
   }
+
+  private readonly batchDeps: BatchWriteDeps;
+
+  /** `mutate`s queued in the same turn, written together by their grouped transaction (SQLite). */
+  private readonly batcher: Batcher<BatchMutation<unknown>, MutateResult<unknown>> = {
+    run: async (trx, items) => (await this.mutateManyIn(trx, items)).map((value) => ({ value })),
+  };
 
   /** Registers writes derived from every operation change (see OperationWriteHook). */
   addWriteHook(hook: OperationWriteHook): void {
@@ -309,7 +318,18 @@ export class OperationsRepo {
     /** More writes that must commit with this one (see Alongside). */
     alongside?: Alongside<T>,
   ): Promise<MutateResult<T>> {
-    return inWriteTransaction(this.db, (trx) => this.mutateIn(trx, id, lease, plan, now, alongside));
+    const own = (trx: Tx) => this.mutateIn(trx, id, lease, plan, now, alongside);
+    if (alongside) return inWriteTransaction(this.db, own);
+    return inWriteBatch(this.db, this.batcher as Batcher<BatchMutation<T>, MutateResult<T>>, { id, lease, plan, now }, own);
+  }
+
+  /**
+   * Several mutations inside a write transaction the caller holds, with one statement per
+   * table for all of them (src/store/operations-batch.ts); each result is what `mutateIn`
+   * would have returned had they run one after another, in this order.
+   */
+  mutateManyIn<T>(trx: Tx, items: Array<BatchMutation<T>>, alongside?: BatchAlongside<T>): Promise<Array<MutateResult<T>>> {
+    return mutateMany(this.batchDeps, trx, items, alongside);
   }
 
   /**
