@@ -23,6 +23,7 @@ import type { AgentRow, Store } from '../store/index.js';
 import type { NewDelivery, RecordResult } from '../store/deliveries-repo.js';
 import type { WebhookTarget } from '../store/operations-repo.js';
 import { inWriteBatch, inWriteTransaction, type Tx } from '../store/tx.js';
+import { WebhookTargets } from './webhook-targets.js';
 import { WebhookBatch, type StoredAndApplied, type WebhookBatchItem } from './webhook-batch.js';
 import { databaseUnavailable } from '../store/db-errors.js';
 import { taskTypeConflictEvent } from './conflict-events.js';
@@ -120,14 +121,16 @@ class Refused extends Error {
 
 export class WebhookIngest {
   private readonly batch: WebhookBatch;
+  private readonly targets: WebhookTargets;
 
   constructor(private readonly deps: WebhookIngestDeps) {
     this.batch = new WebhookBatch({ store: deps.store, operations: deps.operations });
+    this.targets = new WebhookTargets((token) => deps.store.operations.findWebhookTarget(token));
   }
 
-  /** The operation a webhook URL names, or undefined. */
+  /** The operation a webhook URL names, or undefined (kept per process once its task is bound: webhook-targets.ts). */
   target(token: string): Promise<WebhookTarget | undefined> {
-    return this.deps.store.operations.findWebhookTarget(token);
+    return this.targets.get(token);
   }
 
   /** The agent that registered an operation (whose keys sign its RFC 9421 webhooks). */
