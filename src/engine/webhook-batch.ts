@@ -8,15 +8,17 @@
  *
  * Same commit, same guarantees: nothing is acknowledged before that commit, and a
  * delivery is still stored applied in the very statement group that applies it.
- * Left to their own job (the one-delivery path, in the same transaction, right after):
- * a delivery whose RFC 9421 nonce must be recorded first (see WebhookNonceBatch), one
- * that asks a person something (its tenant's expiry rules are read first), one whose
- * operation is gone (stored as received). And if any delivery of the batch turns out
+ * RFC 9421 nonces are recorded first, all in one statement too (DbNonceReplayStore.
+ * checkAndInsertManyOn). Left to their own job (the one-delivery path, in the same
+ * transaction, right after): a delivery whose nonce was not recorded fresh here (a
+ * replay, an expired entry, a key near its cap), one that asks a person something (its
+ * tenant's expiry rules are read first), one whose operation is gone (stored as received). And if any delivery of the batch turns out
  * known already, the whole batch is undone and every one takes its own job, which
  * tells a duplicate, a retry still in flight and a payload mismatch apart.
  */
 import { NEEDS_INPUT_STATUSES } from '../domain/status.js';
 import type { DeliveryRow, NewDelivery, RecordResult } from '../store/deliveries-repo.js';
+import type { PendingNonce } from './webhook-ingest.js';
 import type { Store } from '../store/index.js';
 import type { MutateResult, WebhookTarget } from '../store/operations-repo.js';
 import type { Batcher, Tx } from '../store/tx.js';
@@ -27,8 +29,8 @@ export interface WebhookBatchItem {
   op: WebhookTarget;
   observation: TaskObservation;
   delivery: NewDelivery;
-  /** Set when the delivery's nonce goes in first (RFC 9421): then it is left to its own job. */
-  hasNonce: boolean;
+  /** The RFC 9421 nonce its signature carried: recorded first, in the batch (or its own job) before anything else of it. */
+  nonce?: PendingNonce;
   now: number;
 }
 
@@ -38,10 +40,10 @@ export interface StoredAndApplied {
   applied?: MutateResult<ObservationOutcome>;
 }
 
-/** Thrown inside the batch to undo it: a delivery of it was known already. */
-class KnownDelivery extends Error {
-  constructor() {
-    super('a delivery of the batch was stored before');
+/** Thrown inside the batch to undo it: a delivery of it was known already (or, with its nonce recorded, had no operation). */
+class UndoBatch extends Error {
+  constructor(why: string) {
+    super(why);
   }
 }
 
@@ -50,17 +52,37 @@ export class WebhookBatch implements Batcher<WebhookBatchItem, StoredAndApplied>
 
   async run(trx: Tx, items: WebhookBatchItem[]): Promise<Array<{ value: StoredAndApplied } | undefined>> {
     const out: Array<{ value: StoredAndApplied } | undefined> = new Array(items.length).fill(undefined);
-    const mine = items.flatMap((it, i) => (it.hasNonce || NEEDS_INPUT_STATUSES.has(it.observation.status) ? [] : [i]));
+    let mine = items.flatMap((it, i) => (NEEDS_INPUT_STATUSES.has(it.observation.status) ? [] : [i]));
     if (mine.length < 2) return out;
+    // Nonces first, as one delivery records its own: one not recorded here (a replay, a key near its
+    // cap) leaves its delivery to its own job, which refuses it or records it exactly.
+    const signed = mine.filter((i) => items[i]!.nonce);
+    if (signed.length > 0) {
+      const fresh = await this.deps.store.nonces.checkAndInsertManyOn(
+        trx,
+        signed.map((i) => items[i]!.nonce!),
+      );
+      const left = new Set(signed.filter((_, k) => fresh[k] !== 'fresh'));
+      mine = mine.filter((i) => !left.has(i));
+    }
+    if (mine.length === 0) return out;
     let stored: DeliveryRow[] = [];
     const results = await this.deps.operations.observeManyIn(
       trx,
       mine.map((i) => ({ operationId: items[i]!.op.id, obs: items[i]!.observation })),
       async (t, values) => {
-        // Undecided (the operation is gone): left to its own job, which stores it as received.
-        const decided = mine.flatMap((i, k) => (values[k] === undefined ? [] : [{ delivery: items[i]!.delivery, outcome: values[k]! }]));
+        const decided: Array<{ delivery: NewDelivery; outcome: string }> = [];
+        mine.forEach((i, k) => {
+          // Undecided: the operation is gone. Left to its own job, which stores it as received,
+          // unless its nonce was recorded here (its own job would take it for a replay): then undo all.
+          if (values[k] === undefined) {
+            if (items[i]!.nonce) throw new UndoBatch('a signed delivery of the batch has no operation');
+            return;
+          }
+          decided.push({ delivery: items[i]!.delivery, outcome: values[k]! });
+        });
         const rows = await this.deps.store.deliveries.recordAppliedManyIn(t, decided, items[mine[0]!]!.now);
-        if (!rows) throw new KnownDelivery();
+        if (!rows) throw new UndoBatch('a delivery of the batch was stored before');
         stored = rows;
       },
     );

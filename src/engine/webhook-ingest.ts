@@ -157,7 +157,7 @@ export class WebhookIngest {
 
     let together: StoredAndApplied;
     const now = this.now();
-    const item: WebhookBatchItem = { op, observation, delivery, hasNonce: d.nonce !== undefined, now };
+    const item: WebhookBatchItem = { op, observation, delivery, nonce: d.nonce, now };
     try {
       // Batched with the other deliveries of its group commit when it can be (webhook-batch.ts); else this, its own job.
       together = await inWriteBatch(this.deps.store.db, this.batch, item, async (trx) => {

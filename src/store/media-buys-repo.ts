@@ -14,6 +14,7 @@ import { mediaBuyNotificationBody, presentMediaBuy } from '../domain/media-buy-j
 import type { Db } from './db.js';
 import type { MediaBuysTable } from './schema.js';
 import { inWriteTransaction, type Tx } from './tx.js';
+import { CompiledQueries, isPrimitive } from './compiled.js';
 import { newNotificationId, type NotificationRow, type NotificationsRepo } from './notifications-repo.js';
 import type { Lease, NewEvent } from './operations-repo.js';
 
@@ -62,16 +63,35 @@ export function newBuyId(): string {
 }
 
 export class MediaBuysRepo {
+  /** The statements of a buy's creation and of its events, compiled once (their Kysely build was most of a buy's cost). */
+  private readonly compiled: CompiledQueries;
+
   constructor(
     private readonly db: Db,
     private readonly notifications: NotificationsRepo,
     private readonly options: { publicUrl?: string } = {},
-  ) {}
+  ) {
+    this.compiled = new CompiledQueries(db.direct);
+  }
 
   /** Inserts a new buy and its first events, unless its operation (or its seller id) already has one: then null. */
   async insertIn(trx: Tx, row: MediaBuyRow, events: NewEvent[]): Promise<BuyWritten | null> {
-    const inserted = await trx.insertInto('media_buys').values(row).onConflict((oc) => oc.doNothing()).executeTakeFirst();
-    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return null;
+    const columns = Object.keys(row) as Array<keyof MediaBuyRow>;
+    const values = columns.map((c) => row[c]);
+    let inserted: number;
+    if (values.every(isPrimitive)) {
+      const r = await this.compiled.execute(trx, `insert:${columns.join(',')}`, values, (p) =>
+        trx
+          .insertInto('media_buys')
+          .values(Object.fromEntries(columns.map((c, i) => [c, p[i]])) as MediaBuyRow)
+          .onConflict((oc) => oc.doNothing()),
+      );
+      inserted = Number(r.numAffectedRows ?? 0);
+    } else {
+      const r = await trx.insertInto('media_buys').values(row).onConflict((oc) => oc.doNothing()).executeTakeFirst();
+      inserted = Number(r.numInsertedOrUpdatedRows ?? 0);
+    }
+    if (inserted === 0) return null;
     return { row, ...(await this.writeEvents(trx, row, events, row.created_at)) };
   }
 
@@ -241,7 +261,26 @@ export class MediaBuysRepo {
       detail: e.detail === undefined ? null : JSON.stringify(e.detail),
       actor: e.actor ?? null,
     }));
-    const written = (await trx.insertInto('media_buy_events').values(values).returningAll().execute()) as BuyEventRow[];
+    const params = values.flatMap((v) => [v.buy_id, v.tenant_id, v.at, v.source, v.kind, v.from_status, v.to_status, v.detail, v.actor]);
+    const { rows } = await this.compiled.execute(trx, `events:${values.length}`, params, (p) =>
+      trx
+        .insertInto('media_buy_events')
+        .values(
+          values.map((_, i) => ({
+            buy_id: p[9 * i],
+            tenant_id: p[9 * i + 1],
+            at: p[9 * i + 2],
+            source: p[9 * i + 3],
+            kind: p[9 * i + 4],
+            from_status: p[9 * i + 5],
+            to_status: p[9 * i + 6],
+            detail: p[9 * i + 7],
+            actor: p[9 * i + 8],
+          })),
+        )
+        .returningAll(),
+    );
+    const written = rows as BuyEventRow[];
     written.sort((a, b) => a.id - b.id);
     return { events: written, notifications: await this.notificationsFor(trx, row, written) };
   }

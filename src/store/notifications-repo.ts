@@ -11,7 +11,6 @@ import { notificationBody, type BodyOperationSource } from '../domain/notificati
 import { notificationTypeFor, type NotificationType } from '../domain/notification-types.js';
 import { presentOperation, SUMMARY_FIELD_MAX_BYTES, type EventJsonSource } from '../domain/operation-json.js';
 import { CompiledQueries } from './compiled.js';
-import { placeholders, runSql } from './multi-row.js';
 import type { Db } from './db.js';
 import type { NotificationsTable } from './schema.js';
 import type { Tx } from './tx.js';
@@ -81,22 +80,14 @@ export class NotificationsRepo {
   }
 
   /**
-   * Writes the notifications of several changes at once (a batched write, SQLite: see
+   * Writes the notifications of several changes at once (a batched write: see
    * src/store/operations-batch.ts) in one statement; returns them in the given order,
    * each with its seq.
    */
   async insertManyIn(trx: Tx, rows: NewNotification[]): Promise<NotificationRow[]> {
     if (rows.length === 0) return [];
     if (this.db.dialect === 'postgres') await sql`SELECT pg_current_xact_id()`.execute(trx);
-    const params = rows.flatMap((r) => [r.id, r.tenant_id, r.type, r.operation_id, r.created_at, r.body]);
-    const { rows: out } = await runSql<{ id: string; seq: number | string }>(
-      trx,
-      this.db.direct,
-      `INSERT INTO notifications (id, tenant_id, type, operation_id, created_at, body) VALUES ${placeholders(rows.length, 6)} RETURNING seq, id`,
-      params,
-    );
-    const seqOf = new Map(out.map((x) => [x.id, Number(x.seq)]));
-    return rows.map((r) => ({ ...r, seq: seqOf.get(r.id)! }));
+    return this.write(trx, rows, false);
   }
 
   /** A tenant's notifications with seq > `afterSeq` (and ≤ `upToSeq` when given), oldest first. */
@@ -126,21 +117,18 @@ export class NotificationsRepo {
     return Number(row?.max ?? 0);
   }
 
-  private async write(trx: Tx, rows: NewNotification[]): Promise<NotificationRow[]> {
-    if (rows.length !== 1) {
-      // RETURNING order is not promised to follow VALUES order (SQLite says so): match by id.
-      const returned = await trx.insertInto('notifications').values(rows).returning(['seq', 'id']).execute();
-      const seqOf = new Map(returned.map((x) => [x.id, Number(x.seq)]));
-      return rows.map((r) => ({ ...r, seq: seqOf.get(r.id)! })).sort((a, b) => a.seq - b.seq);
-    }
-    // One notification per change is the common case on the webhook and poll paths: a compiled statement.
-    const r = rows[0]!;
-    const { rows: out } = await this.compiled.execute(trx, 'insert', [r.id, r.tenant_id, r.type, r.operation_id, r.created_at, r.body], (p) =>
+  /** Inserts `rows` in one statement (compiled once per number of rows); by seq, or in the given order. */
+  private async write(trx: Tx, rows: NewNotification[], sortBySeq = true): Promise<NotificationRow[]> {
+    const params = rows.flatMap((r) => [r.id, r.tenant_id, r.type, r.operation_id, r.created_at, r.body]);
+    const { rows: out } = await this.compiled.execute(trx, `insert:${rows.length}`, params, (p) =>
       trx
         .insertInto('notifications')
-        .values({ id: p[0], tenant_id: p[1], type: p[2], operation_id: p[3], created_at: p[4], body: p[5] })
-        .returning('seq'),
+        .values(rows.map((_, i) => ({ id: p[6 * i], tenant_id: p[6 * i + 1], type: p[6 * i + 2], operation_id: p[6 * i + 3], created_at: p[6 * i + 4], body: p[6 * i + 5] })))
+        .returning(['seq', 'id']),
     );
-    return [{ ...r, seq: Number(out[0]!.seq) }];
+    // RETURNING order is not promised to follow VALUES order (SQLite says so): match by id.
+    const seqOf = new Map(out.map((x) => [x.id, Number(x.seq)]));
+    const written = rows.map((r) => ({ ...r, seq: seqOf.get(r.id)! }));
+    return sortBySeq ? written.sort((a, b) => a.seq - b.seq) : written;
   }
 }

@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { IngestOutcome } from '../../src/engine/webhook-ingest.js';
+import type { IngestOutcome, PendingNonce } from '../../src/engine/webhook-ingest.js';
 import { parseDelivery } from '../../src/webhooks/parse-delivery.js';
 import { startOrchestrator, type TestOrchestrator } from '../helpers/orchestrator.js';
 import { createWebhookOperation, type WebhookOperation } from '../helpers/webhook-operation.js';
@@ -45,14 +45,14 @@ describe('webhook deliveries applied in batches (SQLite)', () => {
     return orch.app.webhookIngest.ingest({ operation: target, claims: parsed.payload, fingerprint: parsed.fingerprint, text: parsed.text });
   }
 
-  /** Ingests all of them from the same turn: targets read first, then every `ingest` queued at once. */
-  async function together(list: Array<[WebhookOperation, string]>): Promise<IngestOutcome[]> {
+  /** Ingests all of them from the same turn: targets read first, then every `ingest` queued at once (with the RFC 9421 nonce given). */
+  async function together(list: Array<[WebhookOperation, string, PendingNonce?]>): Promise<IngestOutcome[]> {
     const prepared = await Promise.all(
-      list.map(async ([op, text]) => {
+      list.map(async ([op, text, nonce]) => {
         const target = await orch.app.webhookIngest.target(op.token);
         const parsed = parseDelivery(Buffer.from(text));
         if (!target || !parsed.ok) throw new Error('test delivery did not resolve or parse');
-        return { operation: target, claims: parsed.payload, fingerprint: parsed.fingerprint, text: parsed.text };
+        return { operation: target, claims: parsed.payload, fingerprint: parsed.fingerprint, text: parsed.text, nonce };
       }),
     );
     return Promise.all(prepared.map((d) => orch.app.webhookIngest.ingest(d)));
@@ -146,5 +146,67 @@ describe('webhook deliveries applied in batches (SQLite)', () => {
     expect(await transitionsOf(ops[0]!.id)).toEqual(['submitted->completed']);
     expect(await deliveriesOf(ops[0]!.id)).toHaveLength(1);
     expect(await deliveriesOf(ops[1]!.id)).toEqual([{ idempotency_key: key, state: 'applied', outcome: 'transition' }]);
+  });
+
+  describe('with RFC 9421 nonces (recorded in the same batch, one statement)', () => {
+    const keyid = `key-${randomBytes(4).toString('hex')}`;
+    const nonce = (n: string): PendingNonce => ({ keyid, nonce: n, expiresAtMs: Date.now() + 300_000, nowMs: Date.now() });
+    const nonceRows = () => db().selectFrom('webhook_nonces').select('nonce').where('keyid', '=', keyid).orderBy('nonce').execute();
+    const counted = async () => Number((await db().selectFrom('webhook_nonce_counts').select((eb) => eb.fn.sum<number>('n').as('n')).where('keyid', '=', keyid).executeTakeFirst())?.n ?? 0);
+
+    it('fresh nonces: every delivery applied, every nonce recorded and counted; a nonce used twice in the batch refuses the second; a replay among them is refused alone', async () => {
+      const ops = await newOps(5);
+      const t = Date.now() - 10_000;
+      const batches = vi.spyOn(orch.app.store.nonces, 'checkAndInsertManyOn');
+      const first = await together([
+        [ops[0]!, body(ops[0]!, 'working', t), nonce('n-0')],
+        [ops[1]!, body(ops[1]!, 'working', t), nonce('n-1')],
+        [ops[2]!, body(ops[2]!, 'working', t), nonce('n-2')],
+        [ops[3]!, body(ops[3]!, 'working', t), nonce('n-2')],
+      ]);
+      expect(batches).toHaveBeenCalledTimes(1);
+      batches.mockRestore();
+      expect(first).toEqual([
+        { kind: 'applied', outcome: 'transition' },
+        { kind: 'applied', outcome: 'transition' },
+        { kind: 'applied', outcome: 'transition' },
+        { kind: 'refused', reason: 'webhook_signature_replayed' },
+      ]);
+      expect((await nonceRows()).map((r) => r.nonce)).toEqual(['n-0', 'n-1', 'n-2']);
+      expect(await counted()).toBe(3);
+      expect(await statusOf(ops[3]!.id)).toBe('submitted');
+      expect(await deliveriesOf(ops[3]!.id)).toEqual([]);
+
+      // A replay of a recorded nonce beside fresh ones: refused alone, nothing of it written.
+      const second = await together([
+        [ops[3]!, body(ops[3]!, 'working', t), nonce('n-3')],
+        [ops[4]!, body(ops[4]!, 'working', t), nonce('n-1')],
+        [ops[0]!, body(ops[0]!, 'completed', t + 1000), nonce('n-4')],
+      ]);
+      expect(second).toEqual([
+        { kind: 'applied', outcome: 'transition' },
+        { kind: 'refused', reason: 'webhook_signature_replayed' },
+        { kind: 'applied', outcome: 'transition' },
+      ]);
+      expect((await nonceRows()).map((r) => r.nonce)).toEqual(['n-0', 'n-1', 'n-2', 'n-3', 'n-4']);
+      expect(await counted()).toBe(5);
+      expect(await Promise.all(ops.map((o) => statusOf(o.id)))).toEqual(['completed', 'working', 'working', 'working', 'submitted']);
+    });
+
+    it('a batch undone (a retry among them) leaves no nonce behind it twice: each delivery then records its own', async () => {
+      const ops = await newOps(3);
+      const t = Date.now() - 10_000;
+      const retried = body(ops[0]!, 'working', t);
+      expect((await together([[ops[0]!, retried, nonce('u-0')]]))[0]).toEqual({ kind: 'applied', outcome: 'transition' });
+      const before = await counted();
+      const outcomes = await together([
+        [ops[1]!, body(ops[1]!, 'working', t), nonce('u-1')],
+        [ops[0]!, retried, nonce('u-2')],
+        [ops[2]!, body(ops[2]!, 'working', t), nonce('u-3')],
+      ]);
+      expect(outcomes).toEqual([{ kind: 'applied', outcome: 'transition' }, { kind: 'duplicate', refused: false }, { kind: 'applied', outcome: 'transition' }]);
+      expect((await nonceRows()).map((r) => r.nonce).filter((n) => n.startsWith('u-'))).toEqual(['u-0', 'u-1', 'u-2', 'u-3']);
+      expect(await counted()).toBe(before + 3);
+    });
   });
 });
