@@ -234,18 +234,36 @@ export class MediaBuysRepo {
    * events and their notifications. Only database calls on `trx` are awaited.
    */
   async mutateIn<T>(trx: Tx, id: string, lease: Lease | null, plan: (row: MediaBuyRow, trx: Tx) => Promise<BuyPlan<T>> | BuyPlan<T>, now = Date.now()): Promise<BuyMutateResult<T>> {
-    let q = trx.selectFrom('media_buys').selectAll().where('id', '=', id);
-    if (this.db.dialect === 'postgres') q = q.forUpdate();
-    const row = await q.executeTakeFirst();
+    const { rows } = await this.compiled.execute(trx, 'getLocked', [id], ([p]) => {
+      const q = trx.selectFrom('media_buys').selectAll().where('id', '=', p);
+      return this.db.dialect === 'postgres' ? q.forUpdate() : q;
+    });
+    const row = rows[0];
     if (!row) return { outcome: 'not_found' };
     if (lease && (row.lease_owner !== lease.owner || row.lease_epoch !== lease.epoch)) return { outcome: 'lease_lost', row };
     const decided = await plan(row, trx);
     const events = decided.events ?? [];
     if (!decided.patch && events.length === 0) return { outcome: 'unchanged', row, value: decided.value };
     const patch: MediaBuyPatch = { ...decided.patch, updated_at: now };
-    await trx.updateTable('media_buys').set(patch).where('id', '=', id).execute();
+    await this.update(trx, id, patch);
     const updated = { ...row, ...patch } as MediaBuyRow;
     return { outcome: 'applied', value: decided.value, row: updated, ...(await this.writeEvents(trx, updated, events, now)) };
+  }
+
+  /** UPDATE … SET <patch> WHERE id: compiled once per set of columns. */
+  private async update(trx: Tx, id: string, patch: MediaBuyPatch): Promise<void> {
+    const entries = Object.entries(patch).filter(([, v]) => v !== undefined);
+    if (!entries.every(([, v]) => isPrimitive(v))) {
+      await trx.updateTable('media_buys').set(patch).where('id', '=', id).execute();
+      return;
+    }
+    const columns = entries.map(([k]) => k);
+    await this.compiled.execute(trx, `update:${columns.join(',')}`, [...entries.map(([, v]) => v as string | number | null), id], (p) =>
+      trx
+        .updateTable('media_buys')
+        .set(Object.fromEntries(columns.map((c, i) => [c, p[i]])))
+        .where('id', '=', p[columns.length]),
+    );
   }
 
   private async writeEvents(trx: Tx, row: MediaBuyRow, events: NewEvent[], now: number): Promise<{ events: BuyEventRow[]; notifications: NotificationRow[] }> {
