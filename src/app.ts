@@ -134,7 +134,8 @@ export async function createApp(opts: AppOptions): Promise<App> {
   // Live buys: made in the commit that completes their create, whichever path completes it (buy-recorder.ts).
   const tracking = { graceMs: config.ADCP_ORCH_REPORT_GRACE_MS, statusIntervalMs: config.ADCP_ORCH_MEDIA_BUY_POLL_INTERVAL_MS };
   const clockSkewMs = config.ADCP_ORCH_REPORT_CLOCK_SKEW_MS;
-  store.operations.addWriteHook(new BuyRecorder({ store, tracking, random: () => clock.random(), log: logger, clockSkewMs }).onOperationWrite);
+  const buyRecorder = new BuyRecorder({ store, tracking, random: () => clock.random(), log: logger, clockSkewMs });
+  store.operations.addWriteHook(buyRecorder.onOperationWrite, buyRecorder.onOperationWrites);
   const adcp = opts.adcp ?? createAdcpClient({ maxReplyBytes: config.ADCP_ORCH_MAX_REPLY_BYTES });
   const bulkheads = new AgentBulkheads({
     maxConcurrent: config.ADCP_ORCH_AGENT_MAX_CONCURRENT_CALLS,

@@ -15,7 +15,7 @@ import type { Db } from './db.js';
 import type { MediaBuysTable } from './schema.js';
 import { inWriteTransaction, type Tx } from './tx.js';
 import { CompiledQueries, isPrimitive } from './compiled.js';
-import { newNotificationId, type NotificationRow, type NotificationsRepo } from './notifications-repo.js';
+import { newNotificationId, type NewNotification, type NotificationRow, type NotificationsRepo } from './notifications-repo.js';
 import type { Lease, NewEvent } from './operations-repo.js';
 
 export type MediaBuyRow = Selectable<MediaBuysTable>;
@@ -58,6 +58,22 @@ export interface BuyListFilters {
   pacing?: string;
 }
 
+type EventValues = Omit<BuyEventRow, 'id'>;
+
+function eventValues(row: Pick<MediaBuyRow, 'id' | 'tenant_id'>, e: NewEvent, now: number): EventValues {
+  return {
+    buy_id: row.id,
+    tenant_id: row.tenant_id,
+    at: e.at ?? now,
+    source: e.source,
+    kind: e.kind,
+    from_status: e.from ?? null,
+    to_status: e.to ?? null,
+    detail: e.detail === undefined ? null : JSON.stringify(e.detail),
+    actor: e.actor ?? null,
+  };
+}
+
 export function newBuyId(): string {
   return `buy_${uuidv7()}`;
 }
@@ -93,6 +109,52 @@ export class MediaBuysRepo {
     }
     if (inserted === 0) return null;
     return { row, ...(await this.writeEvents(trx, row, events, row.created_at)) };
+  }
+
+  /**
+   * `insertIn` for several buys at once (a batched write, SQLite: see
+   * src/store/operations-batch.ts): one INSERT of the buys, one of all their events, one
+   * of all their notifications. Per buy: what it wrote, or null when it existed already.
+   */
+  async insertManyIn(trx: Tx, buys: Array<{ row: MediaBuyRow; events: NewEvent[] }>): Promise<Array<BuyWritten | null>> {
+    const columns = Object.keys(buys[0]!.row) as Array<keyof MediaBuyRow>;
+    const sameShape = buys.every((b) => Object.keys(b.row).join() === columns.join() && columns.every((c) => isPrimitive(b.row[c])));
+    if (buys.length === 1 || !sameShape) {
+      const one: Array<BuyWritten | null> = [];
+      for (const b of buys) one.push(await this.insertIn(trx, b.row, b.events));
+      return one;
+    }
+    const { rows: inserted } = await this.compiled.execute(
+      trx,
+      `insertMany:${buys.length}:${columns.join(',')}`,
+      buys.flatMap((b) => columns.map((c) => b.row[c] as string | number | null)),
+      (p) =>
+        trx
+          .insertInto('media_buys')
+          .values(buys.map((_, k) => Object.fromEntries(columns.map((c, i) => [c, p[k * columns.length + i]])) as MediaBuyRow))
+          .onConflict((oc) => oc.doNothing())
+          .returning('id'),
+    );
+    const made = new Set(inserted.map((r) => r.id));
+    const kept = buys.filter((b) => made.has(b.row.id));
+    const events = kept.flatMap((b) => b.events.map((e) => eventValues(b.row, e, b.row.created_at)));
+    const { rows } = events.length === 0 ? { rows: [] as BuyEventRow[] } : await this.insertEventRows(trx, events);
+    rows.sort((a, b) => a.id - b.id);
+    const eventsOf = new Map<string, BuyEventRow[]>();
+    let next = 0;
+    for (const b of kept) {
+      eventsOf.set(b.row.id, rows.slice(next, next + b.events.length));
+      next += b.events.length;
+    }
+    const built = kept.map((b) => this.notificationRows(b.row, eventsOf.get(b.row.id)!));
+    const notified = await this.notifications.insertManyIn(trx, built.flat());
+    const notificationsOf = new Map<string, NotificationRow[]>();
+    next = 0;
+    kept.forEach((b, k) => {
+      notificationsOf.set(b.row.id, notified.slice(next, next + built[k]!.length));
+      next += built[k]!.length;
+    });
+    return buys.map((b) => (made.has(b.row.id) ? { row: b.row, events: eventsOf.get(b.row.id)!, notifications: notificationsOf.get(b.row.id)! } : null));
   }
 
   async get(id: string): Promise<MediaBuyRow | undefined> {
@@ -268,19 +330,19 @@ export class MediaBuysRepo {
 
   private async writeEvents(trx: Tx, row: MediaBuyRow, events: NewEvent[], now: number): Promise<{ events: BuyEventRow[]; notifications: NotificationRow[] }> {
     if (events.length === 0) return { events: [], notifications: [] };
-    const values = events.map((e) => ({
-      buy_id: row.id,
-      tenant_id: row.tenant_id,
-      at: e.at ?? now,
-      source: e.source,
-      kind: e.kind,
-      from_status: e.from ?? null,
-      to_status: e.to ?? null,
-      detail: e.detail === undefined ? null : JSON.stringify(e.detail),
-      actor: e.actor ?? null,
-    }));
+    const { rows } = await this.insertEventRows(
+      trx,
+      events.map((e) => eventValues(row, e, now)),
+    );
+    const written = rows;
+    written.sort((a, b) => a.id - b.id);
+    return { events: written, notifications: await this.notificationsFor(trx, row, written) };
+  }
+
+  /** Buy events in one statement, compiled once per number of rows. */
+  private insertEventRows(trx: Tx, values: EventValues[]) {
     const params = values.flatMap((v) => [v.buy_id, v.tenant_id, v.at, v.source, v.kind, v.from_status, v.to_status, v.detail, v.actor]);
-    const { rows } = await this.compiled.execute(trx, `events:${values.length}`, params, (p) =>
+    return this.compiled.execute(trx, `events:${values.length}`, params, (p) =>
       trx
         .insertInto('media_buy_events')
         .values(
@@ -297,29 +359,29 @@ export class MediaBuysRepo {
           })),
         )
         .returningAll(),
-    );
-    const written = rows as BuyEventRow[];
-    written.sort((a, b) => a.id - b.id);
-    return { events: written, notifications: await this.notificationsFor(trx, row, written) };
+    ) as Promise<{ rows: BuyEventRow[] }>;
   }
 
   /** The notifications the buy's events raise (src/domain/media-buy-status.ts), in the change's transaction. */
   private async notificationsFor(trx: Tx, row: MediaBuyRow, events: BuyEventRow[]): Promise<NotificationRow[]> {
+    const rows = this.notificationRows(row, events);
+    return rows.length === 0 ? [] : this.notifications.insertIn(trx, rows);
+  }
+
+  /** Those notifications, built but not written. */
+  private notificationRows(row: MediaBuyRow, events: BuyEventRow[]): NewNotification[] {
     const typed = events.flatMap((event) => {
       const type = buyNotificationFor({ ...event, detail: event.detail === null ? undefined : JSON.parse(event.detail) });
       return type ? [{ event, type }] : [];
     });
     if (typed.length === 0) return [];
     const buy = presentMediaBuy(row);
-    return this.notifications.insertIn(
-      trx,
-      typed.map(({ event, type }) => {
-        const id = newNotificationId();
-        const body = mediaBuyNotificationBody({ id, type, tenantId: row.tenant_id, createdAt: event.at, buy, event, publicUrl: this.options.publicUrl });
-        // The buy's id in the subject column: a subscriber gets one buy's notifications in order (as an
-        // operation's), and live pages showing the buy re-read on it; the operation's own stay its own.
-        return { id, tenant_id: row.tenant_id, type, operation_id: row.id, created_at: event.at, body: JSON.stringify(body) };
-      }),
-    );
+    return typed.map(({ event, type }) => {
+      const id = newNotificationId();
+      const body = mediaBuyNotificationBody({ id, type, tenantId: row.tenant_id, createdAt: event.at, buy, event, publicUrl: this.options.publicUrl });
+      // The buy's id in the subject column: a subscriber gets one buy's notifications in order (as an
+      // operation's), and live pages showing the buy re-read on it; the operation's own stay its own.
+      return { id, tenant_id: row.tenant_id, type, operation_id: row.id, created_at: event.at, body: JSON.stringify(body) };
+    });
   }
 }

@@ -6,7 +6,8 @@
  *   one SELECT of every row (… WHERE id IN), the plans run in queue order (a second
  *   mutation of the same operation sees the first one's row, as it would run after it),
  *   one UPDATE per set of changed columns (… FROM (VALUES …)), one INSERT of every
- *   event, one INSERT of every notification; then the write hooks, per change, as for one.
+ *   event, one INSERT of every notification; then the write hooks, for all the changes at
+ *   once when a hook can (its `many`), else per change, as for one.
  *
  * The result of each is what `mutateIn` would have returned had they run one after
  * another in that order. Nothing is written before every plan has decided and the
@@ -16,7 +17,7 @@ import type { DirectSqlite } from './direct.js';
 import { isPrimitive } from './compiled.js';
 import { ident, paddedIds, placeholders, runSql, type SqlValue } from './multi-row.js';
 import type { NotificationRow, NotificationsRepo } from './notifications-repo.js';
-import type { EventRow, Lease, MutateResult, MutationPlan, NewEvent, OperationPatch, OperationRow, OperationWriteHook } from './operations-repo.js';
+import type { EventRow, Lease, MutateResult, MutationPlan, NewEvent, OperationPatch, OperationRow, WriteHook } from './operations-repo.js';
 import type { Tx } from './tx.js';
 
 export interface BatchMutation<T> {
@@ -29,7 +30,7 @@ export interface BatchMutation<T> {
 export interface BatchWriteDeps {
   direct: DirectSqlite | undefined;
   notifications: NotificationsRepo;
-  hooks: readonly OperationWriteHook[];
+  hooks: readonly WriteHook[];
   /** The one-row UPDATE (for a patch holding a value that is no plain SQL value). */
   updateOne(trx: Tx, id: string, patch: OperationPatch): Promise<void>;
 }
@@ -86,19 +87,34 @@ export async function mutateMany<T>(deps: BatchWriteDeps, trx: Tx, items: Array<
   const written = await insertEvents(deps.direct, trx, changes);
   const built = changes.map((c, i) => deps.notifications.rowsForEvents(c.row, written[i]!));
   const own = await deps.notifications.insertManyIn(trx, built.flat());
+  const notified: NotificationRow[][] = [];
   let next = 0;
-  for (const [i, c] of changes.entries()) {
-    const events = written[i]!;
-    let notifications: NotificationRow[] = own.slice(next, next + built[i]!.length);
-    next += built[i]!.length;
-    if (events.length > 0) {
-      for (const hook of deps.hooks) {
-        const derived = await hook(trx, c.row, events, c.now);
-        if (derived.length > 0) notifications = [...notifications, ...derived];
-      }
-    }
-    results[c.index] = { outcome: 'applied', row: c.row, value: c.value, events, notifications };
+  for (const b of built) {
+    notified.push(own.slice(next, next + b.length));
+    next += b.length;
   }
+  // A hook sees only the changes that wrote events (as for one change: notify in operations-repo.ts).
+  const eventful = changes.flatMap((c, i) => (written[i]!.length > 0 ? [i] : []));
+  for (const hook of deps.hooks) {
+    if (eventful.length === 0) break;
+    if (hook.many) {
+      const derived = await hook.many(
+        trx,
+        eventful.map((i) => ({ row: changes[i]!.row, events: written[i]!, now: changes[i]!.now })),
+      );
+      eventful.forEach((i, k) => {
+        if (derived[k]!.length > 0) notified[i] = [...notified[i]!, ...derived[k]!];
+      });
+      continue;
+    }
+    for (const i of eventful) {
+      const derived = await hook.one(trx, changes[i]!.row, written[i]!, changes[i]!.now);
+      if (derived.length > 0) notified[i] = [...notified[i]!, ...derived];
+    }
+  }
+  changes.forEach((c, i) => {
+    results[c.index] = { outcome: 'applied', row: c.row, value: c.value, events: written[i]!, notifications: notified[i]! };
+  });
   return results;
 }
 

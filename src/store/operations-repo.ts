@@ -90,6 +90,17 @@ export interface Written {
  */
 export type OperationWriteHook = (trx: Tx, row: OperationRow, events: EventRow[], now: number) => Promise<NotificationRow[]>;
 
+/**
+ * The same hook for the changes of one batched write at once (src/store/operations-batch.ts),
+ * in their order, each with events: per change, the notifications it wrote.
+ */
+export type OperationWriteHookMany = (trx: Tx, changes: Array<{ row: OperationRow; events: EventRow[]; now: number }>) => Promise<NotificationRow[][]>;
+
+export interface WriteHook {
+  one: OperationWriteHook;
+  many?: OperationWriteHookMany;
+}
+
 export interface ListFilters {
   status?: string;
   type?: string;
@@ -102,7 +113,7 @@ export class OperationsRepo {
   /** The hot statements (webhook and poll paths), compiled once. */
   private readonly compiled: CompiledQueries;
 
-  private readonly hooks: OperationWriteHook[] = [];
+  private readonly hooks: WriteHook[] = [];
 
   constructor(
     private readonly db: Db,
@@ -120,8 +131,8 @@ export class OperationsRepo {
   };
 
   /** Registers writes derived from every operation change (see OperationWriteHook). */
-  addWriteHook(hook: OperationWriteHook): void {
-    this.hooks.push(hook);
+  addWriteHook(hook: OperationWriteHook, many?: OperationWriteHookMany): void {
+    this.hooks.push({ one: hook, many });
   }
 
   /** The change's own notifications, then what the hooks wrote. */
@@ -130,7 +141,7 @@ export class OperationsRepo {
     if (this.hooks.length === 0 || events.length === 0) return own;
     let all = own;
     for (const hook of this.hooks) {
-      const derived = await hook(trx, row, events, now);
+      const derived = await hook.one(trx, row, events, now);
       if (derived.length > 0) all = [...all, ...derived];
     }
     return all;

@@ -69,6 +69,7 @@ describe('webhook deliveries applied in batches (SQLite)', () => {
   it('stores and applies deliveries for many operations in one batch, two for one operation in order, and makes the buy of a completed create', async () => {
     const ops = await newOps(5);
     const batches = vi.spyOn(orch.app.store.operations, 'mutateManyIn');
+    const buysTogether = vi.spyOn(orch.app.store.mediaBuys, 'insertManyIn');
     const t = Date.now() - 10_000;
     const outcomes = await together([
       [ops[0]!, body(ops[0]!, 'working', t)],
@@ -91,6 +92,9 @@ describe('webhook deliveries applied in batches (SQLite)', () => {
     // One batch of the five that need no read first; the one asking a person went its own way, in the same commit.
     expect(batches.mock.calls.map((c) => c[1].length)).toEqual([5]);
     batches.mockRestore();
+    // Both buys made in one go, by the batch.
+    expect(buysTogether.mock.calls.map((c) => c[1].length)).toEqual([2]);
+    buysTogether.mockRestore();
     expect(await Promise.all(ops.map((o) => statusOf(o.id)))).toEqual(['working', 'working', 'completed', 'completed', 'input-required']);
     expect(await transitionsOf(ops[3]!.id)).toEqual(['submitted->working', 'working->completed']);
     for (const op of ops) {
@@ -98,8 +102,18 @@ describe('webhook deliveries applied in batches (SQLite)', () => {
       expect(rows.every((r) => r.state === 'applied' && r.outcome === 'transition')).toBe(true);
       expect(rows).toHaveLength(op === ops[3] ? 2 : 1);
     }
-    const buys = await db().selectFrom('media_buys').select(['operation_id', 'media_buy_id']).where('operation_id', 'in', [ops[2]!.id, ops[3]!.id]).orderBy('media_buy_id').execute();
+    const buys = await db().selectFrom('media_buys').select(['id', 'operation_id', 'media_buy_id']).where('operation_id', 'in', [ops[2]!.id, ops[3]!.id]).orderBy('media_buy_id').execute();
     expect(buys.map((b) => b.operation_id).sort()).toEqual([ops[2]!.id, ops[3]!.id].sort());
+    // Each buy with its own first events and the notification they raise, as one buy made alone has.
+    for (const buy of buys) {
+      const events = await db().selectFrom('media_buy_events').select(['kind', 'to_status']).where('buy_id', '=', buy.id).orderBy('id').execute();
+      expect(events).toEqual([
+        { kind: 'created', to_status: 'pending_start' },
+        { kind: 'status_changed', to_status: 'pending_start' },
+      ]);
+      const told = await db().selectFrom('notifications').select('type').where('operation_id', '=', buy.id).execute();
+      expect(told.map((n) => n.type)).toEqual(['media_buy.created']);
+    }
     const notified = await db().selectFrom('notifications').select(['operation_id', 'type']).where('operation_id', 'in', ops.map((o) => o.id)).orderBy('seq').execute();
     expect(notified.filter((n) => n.type === 'operation.completed').map((n) => n.operation_id).sort()).toEqual([ops[2]!.id, ops[3]!.id].sort());
     expect(notified.filter((n) => n.type === 'operation.input_required').map((n) => n.operation_id)).toEqual([ops[4]!.id]);

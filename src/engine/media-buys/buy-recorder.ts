@@ -63,6 +63,37 @@ export class BuyRecorder {
     return [];
   };
 
+  /**
+   * The hook for the changes of one batched write at once: the buys they make, inserted
+   * together (one statement per table: MediaBuysRepo.insertManyIn); a change that ends a
+   * buy's child operation is applied as for one.
+   */
+  readonly onOperationWrites = async (trx: Tx, changes: Array<{ row: OperationRow; events: EventRow[]; now: number }>): Promise<NotificationRow[][]> => {
+    const out: NotificationRow[][] = changes.map(() => []);
+    const making: Array<{ index: number; op: OperationRow; mediaBuyId: string; built: ReturnType<typeof buyFromOperation> }> = [];
+    for (const [index, { row, events, now }] of changes.entries()) {
+      if (row.type === 'create_media_buy') {
+        if (row.status !== 'completed' || !endsOperation(events)) continue;
+        const result = row.result ? (JSON.parse(row.result) as Json) : {};
+        const mediaBuyId = typeof result.media_buy_id === 'string' && result.media_buy_id.length > 0 ? result.media_buy_id : undefined;
+        if (mediaBuyId) making.push({ index, op: row, mediaBuyId, built: buyFromOperation(row, result, mediaBuyId, this.deps.tracking, now, this.deps.random) });
+      } else if (endsBuyChild(row, events)) {
+        out[index] = await this.childEnded(trx, row, now);
+      }
+    }
+    if (making.length === 0) return out;
+    const written = await this.deps.store.mediaBuys.insertManyIn(
+      trx,
+      making.map((m) => m.built),
+    );
+    making.forEach((m, k) => {
+      const w = written[k];
+      if (!w) this.deps.log.info({ operation_id: m.op.id, media_buy_id: m.mediaBuyId }, 'media buy already recorded (by this operation or another that found it)');
+      else out[m.index] = w.notifications;
+    });
+    return out;
+  };
+
   private async record(trx: Tx, op: OperationRow, now: number): Promise<NotificationRow[]> {
     const result = op.result ? (JSON.parse(op.result) as Json) : {};
     const mediaBuyId = typeof result.media_buy_id === 'string' && result.media_buy_id.length > 0 ? result.media_buy_id : undefined;
