@@ -75,7 +75,9 @@ export async function mutateMany<T>(deps: BatchWriteDeps, trx: Tx, items: Array<
     const patch: OperationPatch = { ...decided.patch, updated_at: m.now };
     const updated = { ...row, ...patch } as OperationRow;
     const t = touched.get(m.id) ?? { row, columns: new Set<string>() };
-    for (const [k, v] of Object.entries(patch)) if (v !== undefined) t.columns.add(k);
+    // Only what differs from the stored row: setting an indexed column to its own value still rewrites its index entry.
+    const before = stored.get(m.id) as unknown as Record<string, unknown>;
+    for (const [k, v] of Object.entries(patch)) if (v !== undefined && (v !== before[k] || t.columns.has(k))) t.columns.add(k);
     t.row = updated;
     touched.set(m.id, t);
     changes.push({ index, row: updated, events, value: decided.value, now: m.now });
