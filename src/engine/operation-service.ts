@@ -285,7 +285,7 @@ export class OperationService {
     const now = this.clock.now();
     const plan = this.observationPlan(lease, obs, now);
     const result = writes
-      ? await writes.write((trx) => this.store.operations.mutateIn(trx, operationId, lease, plan, now, alongside))
+      ? await writes.hold(() => this.store.operations.mutate(operationId, lease, plan, now, alongside))
       : await this.store.operations.mutate(operationId, lease, plan, now, alongside);
     await this.observed(operationId, result);
     return result;
