@@ -37,6 +37,13 @@ export interface BuyEventRow {
 /** What the reporting receiver reads of the buy a URL names, before authenticating. */
 export type ReportingTarget = Pick<MediaBuyRow, 'id' | 'tenant_id' | 'agent_id' | 'reporting_auth' | 'reporting_secret_enc'>;
 
+/** A buy written with its events, its notifications built but not yet written (MediaBuysRepo.insertManyIn). */
+export interface UnnotifiedBuy {
+  row: MediaBuyRow;
+  events: BuyEventRow[];
+  unwritten: NewNotification[];
+}
+
 export interface BuyWritten {
   row: MediaBuyRow;
   events: BuyEventRow[];
@@ -92,9 +99,14 @@ export class MediaBuysRepo {
 
   /** Inserts a new buy and its first events, unless its operation (or its seller id) already has one: then null. */
   async insertIn(trx: Tx, row: MediaBuyRow, events: NewEvent[]): Promise<BuyWritten | null> {
+    if (!(await this.insertRow(trx, row))) return null;
+    return { row, ...(await this.writeEvents(trx, row, events, row.created_at)) };
+  }
+
+  /** The buy's row alone; false when its operation (or its seller id) has one already. */
+  private async insertRow(trx: Tx, row: MediaBuyRow): Promise<boolean> {
     const columns = Object.keys(row) as Array<keyof MediaBuyRow>;
     const values = columns.map((c) => row[c]);
-    let inserted: number;
     if (values.every(isPrimitive)) {
       const r = await this.compiled.execute(trx, `insert:${columns.join(',')}`, values, (p) =>
         trx
@@ -102,59 +114,51 @@ export class MediaBuysRepo {
           .values(Object.fromEntries(columns.map((c, i) => [c, p[i]])) as MediaBuyRow)
           .onConflict((oc) => oc.doNothing()),
       );
-      inserted = Number(r.numAffectedRows ?? 0);
-    } else {
-      const r = await trx.insertInto('media_buys').values(row).onConflict((oc) => oc.doNothing()).executeTakeFirst();
-      inserted = Number(r.numInsertedOrUpdatedRows ?? 0);
+      return Number(r.numAffectedRows ?? 0) > 0;
     }
-    if (inserted === 0) return null;
-    return { row, ...(await this.writeEvents(trx, row, events, row.created_at)) };
+    const r = await trx.insertInto('media_buys').values(row).onConflict((oc) => oc.doNothing()).executeTakeFirst();
+    return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
   }
 
   /**
    * `insertIn` for several buys at once (a batched write, SQLite: see
-   * src/store/operations-batch.ts): one INSERT of the buys, one of all their events, one
-   * of all their notifications. Per buy: what it wrote, or null when it existed already.
+   * src/store/operations-batch.ts): one INSERT of the buys, one of all their events. Per
+   * buy: what it wrote and the notifications its events raise, built but left for the
+   * caller to write (the batch writes them with its changes' own); or null when the buy
+   * existed already.
    */
-  async insertManyIn(trx: Tx, buys: Array<{ row: MediaBuyRow; events: NewEvent[] }>): Promise<Array<BuyWritten | null>> {
+  async insertManyIn(trx: Tx, buys: Array<{ row: MediaBuyRow; events: NewEvent[] }>): Promise<Array<UnnotifiedBuy | null>> {
     const columns = Object.keys(buys[0]!.row) as Array<keyof MediaBuyRow>;
     const sameShape = buys.every((b) => Object.keys(b.row).join() === columns.join() && columns.every((c) => isPrimitive(b.row[c])));
+    const made = new Set<string>();
     if (buys.length === 1 || !sameShape) {
-      const one: Array<BuyWritten | null> = [];
-      for (const b of buys) one.push(await this.insertIn(trx, b.row, b.events));
-      return one;
+      for (const b of buys) if (await this.insertRow(trx, b.row)) made.add(b.row.id);
+    } else {
+      const { rows: inserted } = await this.compiled.execute(
+        trx,
+        `insertMany:${buys.length}:${columns.join(',')}`,
+        buys.flatMap((b) => columns.map((c) => b.row[c] as string | number | null)),
+        (p) =>
+          trx
+            .insertInto('media_buys')
+            .values(buys.map((_, k) => Object.fromEntries(columns.map((c, i) => [c, p[k * columns.length + i]])) as MediaBuyRow))
+            .onConflict((oc) => oc.doNothing())
+            .returning('id'),
+      );
+      for (const r of inserted) made.add(r.id);
     }
-    const { rows: inserted } = await this.compiled.execute(
-      trx,
-      `insertMany:${buys.length}:${columns.join(',')}`,
-      buys.flatMap((b) => columns.map((c) => b.row[c] as string | number | null)),
-      (p) =>
-        trx
-          .insertInto('media_buys')
-          .values(buys.map((_, k) => Object.fromEntries(columns.map((c, i) => [c, p[k * columns.length + i]])) as MediaBuyRow))
-          .onConflict((oc) => oc.doNothing())
-          .returning('id'),
-    );
-    const made = new Set(inserted.map((r) => r.id));
     const kept = buys.filter((b) => made.has(b.row.id));
     const events = kept.flatMap((b) => b.events.map((e) => eventValues(b.row, e, b.row.created_at)));
     const { rows } = events.length === 0 ? { rows: [] as BuyEventRow[] } : await this.insertEventRows(trx, events);
     rows.sort((a, b) => a.id - b.id);
-    const eventsOf = new Map<string, BuyEventRow[]>();
+    const out = new Map<string, UnnotifiedBuy>();
     let next = 0;
     for (const b of kept) {
-      eventsOf.set(b.row.id, rows.slice(next, next + b.events.length));
+      const written = rows.slice(next, next + b.events.length);
       next += b.events.length;
+      out.set(b.row.id, { row: b.row, events: written, unwritten: this.notificationRows(b.row, written) });
     }
-    const built = kept.map((b) => this.notificationRows(b.row, eventsOf.get(b.row.id)!));
-    const notified = await this.notifications.insertManyIn(trx, built.flat());
-    const notificationsOf = new Map<string, NotificationRow[]>();
-    next = 0;
-    kept.forEach((b, k) => {
-      notificationsOf.set(b.row.id, notified.slice(next, next + built[k]!.length));
-      next += built[k]!.length;
-    });
-    return buys.map((b) => (made.has(b.row.id) ? { row: b.row, events: eventsOf.get(b.row.id)!, notifications: notificationsOf.get(b.row.id)! } : null));
+    return buys.map((b) => out.get(b.row.id) ?? null);
   }
 
   async get(id: string): Promise<MediaBuyRow | undefined> {

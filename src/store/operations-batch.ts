@@ -6,8 +6,8 @@
  *   one SELECT of every row (… WHERE id IN), the plans run in queue order (a second
  *   mutation of the same operation sees the first one's row, as it would run after it),
  *   one UPDATE per set of changed columns (… FROM (VALUES …)), one INSERT of every
- *   event, one INSERT of every notification; then the write hooks, for all the changes at
- *   once when a hook can (its `many`), else per change, as for one.
+ *   event; the write hooks, for all the changes at once when a hook can (its `many`), else
+ *   per change, as for one; one INSERT of every notification, in change order.
  *
  * The result of each is what `mutateIn` would have returned had they run one after
  * another in that order. Nothing is written before every plan has decided and the
@@ -87,14 +87,11 @@ export async function mutateMany<T>(deps: BatchWriteDeps, trx: Tx, items: Array<
 
   await writeRows(deps, trx, touched);
   const written = await insertEvents(deps.direct, trx, changes);
+  // The hooks first (e.g. the buys completed creates make), then every notification in one
+  // statement, each change's own and its hooks' together, in change order: their seqs then
+  // run in the order the changes are published (see OperationWriteHookMany).
   const built = changes.map((c, i) => deps.notifications.rowsForEvents(c.row, written[i]!));
-  const own = await deps.notifications.insertManyIn(trx, built.flat());
-  const notified: NotificationRow[][] = [];
-  let next = 0;
-  for (const b of built) {
-    notified.push(own.slice(next, next + b.length));
-    next += b.length;
-  }
+  const early: NotificationRow[][] = changes.map(() => []);
   // A hook sees only the changes that wrote events (as for one change: notify in operations-repo.ts).
   const eventful = changes.flatMap((c, i) => (written[i]!.length > 0 ? [i] : []));
   for (const hook of deps.hooks) {
@@ -105,15 +102,21 @@ export async function mutateMany<T>(deps: BatchWriteDeps, trx: Tx, items: Array<
         eventful.map((i) => ({ row: changes[i]!.row, events: written[i]!, now: changes[i]!.now })),
       );
       eventful.forEach((i, k) => {
-        if (derived[k]!.length > 0) notified[i] = [...notified[i]!, ...derived[k]!];
+        early[i]!.push(...derived[k]!.written);
+        built[i]!.push(...derived[k]!.unwritten);
       });
       continue;
     }
-    for (const i of eventful) {
-      const derived = await hook.one(trx, changes[i]!.row, written[i]!, changes[i]!.now);
-      if (derived.length > 0) notified[i] = [...notified[i]!, ...derived];
-    }
+    for (const i of eventful) early[i]!.push(...(await hook.one(trx, changes[i]!.row, written[i]!, changes[i]!.now)));
   }
+  const inserted = await deps.notifications.insertManyIn(trx, built.flat());
+  const notified: NotificationRow[][] = [];
+  let next = 0;
+  built.forEach((b, i) => {
+    const all = [...early[i]!, ...inserted.slice(next, next + b.length)];
+    next += b.length;
+    notified.push(early[i]!.length > 0 ? all.sort((x, y) => x.seq - y.seq) : all);
+  });
   changes.forEach((c, i) => {
     results[c.index] = { outcome: 'applied', row: c.row, value: c.value, events: written[i]!, notifications: notified[i]! };
   });

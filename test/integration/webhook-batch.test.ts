@@ -119,6 +119,26 @@ describe('webhook deliveries applied in batches (SQLite)', () => {
     expect(notified.filter((n) => n.type === 'operation.input_required').map((n) => n.operation_id)).toEqual([ops[4]!.id]);
   });
 
+  it("a batch's notifications (its changes' own and the buys they make) reach a live reader from the committed changes, in seq order, with no database read", async () => {
+    const ops = await newOps(4);
+    const feed = orch.app.live.feed;
+    const seen: Array<{ seq: number; type: string; operation_id: string | null }> = [];
+    // A reader caught up to now (its first look reads the table once: that read is not the batch's).
+    const sub = feed.subscribe(orch.tenantId, await feed.startingPoint(), { deliver: async (rows) => void seen.push(...rows.map((r) => ({ seq: r.seq, type: r.type, operation_id: r.operation_id }))), end: () => undefined });
+    await new Promise((r) => setTimeout(r, 50));
+    const reads = feed.counts.databaseReads;
+    const t = Date.now() - 10_000;
+    const outcomes = await together(ops.map((op) => [op, body(op, 'completed', t)] as [WebhookOperation, string]));
+    expect(outcomes.every((o) => o.kind === 'applied')).toBe(true);
+    await new Promise((r) => setTimeout(r, 50));
+    sub.close();
+    // Per operation: completed, then its buy made.
+    expect(seen.map((n) => n.type)).toEqual(ops.flatMap(() => ['operation.completed', 'media_buy.created']));
+    expect(seen.map((n) => n.seq)).toEqual([...seen.map((n) => n.seq)].sort((a, b) => a - b));
+    expect(seen.filter((n) => n.type === 'operation.completed').map((n) => n.operation_id)).toEqual(ops.map((o) => o.id));
+    expect(feed.counts.databaseReads - reads).toBe(0);
+  });
+
   it('a retry of an applied delivery among new ones: the new ones are applied once, the retry is a duplicate, nothing twice', async () => {
     const ops = await newOps(3);
     const t = Date.now() - 10_000;
