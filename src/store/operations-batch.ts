@@ -17,7 +17,8 @@ import type { DirectSqlite } from './direct.js';
 import { isPrimitive } from './compiled.js';
 import { ident, paddedIds, placeholders, runSql, type SqlValue } from './multi-row.js';
 import type { NotificationRow, NotificationsRepo } from './notifications-repo.js';
-import type { EventRow, Lease, MutateResult, MutationPlan, NewEvent, OperationPatch, OperationRow, WriteHook } from './operations-repo.js';
+import type { EventRow, Lease, MutateResult, MutationPlan, NewEvent, OperationPatch, OperationRow } from './operations-repo.js';
+import type { WriteHook } from './write-hooks.js';
 import type { Tx } from './tx.js';
 
 export interface BatchMutation<T> {

@@ -17,7 +17,8 @@ import type { OperationsTable } from './schema.js';
 import { inWriteBatch, inWriteTransaction, type Batcher, type Tx } from './tx.js';
 import { CompiledQueries, isPrimitive } from './compiled.js';
 import { mutateMany, type BatchAlongside, type BatchMutation, type BatchWriteDeps } from './operations-batch.js';
-import type { NewNotification, NotificationRow, NotificationsRepo } from './notifications-repo.js';
+import type { OperationWriteHook, OperationWriteHookMany, WriteHook } from './write-hooks.js';
+import type { NotificationRow, NotificationsRepo } from './notifications-repo.js';
 
 /** Columns added after the first schema are optional here, so code that builds rows need not know them all. */
 type LaterColumns = 'status_since' | 'reminded_at' | 'input_request' | 'continuation' | 'answer' | 'input_reminders' | 'input_expired_at' | 'governance' | 'reporting_token';
@@ -82,30 +83,7 @@ export interface Written {
   notifications: NotificationRow[];
 }
 
-/**
- * Writes that follow from an operation's change and must commit with it, derived
- * by the engine from the row after the change and the events written (e.g. the
- * media buy a completed create_media_buy makes). Only database calls on `trx` may
- * be awaited; the notifications it wrote are returned with the change's own.
- */
-export type OperationWriteHook = (trx: Tx, row: OperationRow, events: EventRow[], now: number) => Promise<NotificationRow[]>;
-
-/**
- * The same hook for the changes of one batched write at once (src/store/operations-batch.ts),
- * in their order, each with events. Per change: the notifications it wrote already, and
- * those it leaves for the batch to write with the changes' own, in one statement in
- * change order (so the seqs of one change's notifications run together and live
- * readers find no gap: src/notify/event-feed.ts).
- */
-export type OperationWriteHookMany = (
-  trx: Tx,
-  changes: Array<{ row: OperationRow; events: EventRow[]; now: number }>,
-) => Promise<Array<{ written: NotificationRow[]; unwritten: NewNotification[] }>>;
-
-export interface WriteHook {
-  one: OperationWriteHook;
-  many?: OperationWriteHookMany;
-}
+export type { OperationWriteHook, OperationWriteHookMany, WriteHook } from './write-hooks.js';
 
 export interface ListFilters {
   status?: string;
