@@ -319,11 +319,13 @@ export class OperationsRepo {
   }
 
   /**
-   * Several mutations inside a write transaction the caller holds, with one statement per
-   * table for all of them (src/store/operations-batch.ts); each result is what `mutateIn`
+   * Several mutations inside a SQLite write transaction the caller holds, with one statement
+   * per table for all of them (src/store/operations-batch.ts); each result is what `mutateIn`
    * would have returned had they run one after another, in this order.
    */
   mutateManyIn<T>(trx: Tx, items: Array<BatchMutation<T>>, alongside?: BatchAlongside<T>): Promise<Array<MutateResult<T>>> {
+    // Its rows are read without FOR UPDATE: safe only under SQLite's write lock (a grouped transaction).
+    if (this.db.dialect !== 'sqlite') throw new Error('mutateManyIn is for SQLite write transactions only');
     return mutateMany(this.batchDeps, trx, items, alongside);
   }
 
