@@ -46,6 +46,9 @@ const HEADLINES: Record<string, string> = {
   'media_buy.overpacing': 'Media buy over-pacing',
   'media_buy.report_missing': 'Delivery report missing',
   'media_buy.governance_findings': 'Governance findings on delivery',
+  'creative.approved': 'Creative approved',
+  'creative.rejected': 'Creative rejected',
+  'creative.stalled': 'Creative review stalled',
 };
 
 /** Slack mrkdwn treats &, < and > as control characters; everything else is literal. */

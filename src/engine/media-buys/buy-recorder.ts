@@ -94,7 +94,7 @@ export class BuyRecorder {
         buy.id,
         null,
         (b) => ({
-          patch: b.ended_at === null ? withNextCheck({ status_check_at: now + STATUS_AFTER_REPORT_MS, report_due_at: b.report_due_at, delivery_poll_at: b.delivery_poll_at }) : undefined,
+          patch: b.ended_at === null ? withNextCheck({ status_check_at: now + STATUS_AFTER_REPORT_MS, report_due_at: b.report_due_at, delivery_poll_at: b.delivery_poll_at, creative_check_at: b.creative_check_at }) : undefined,
           events: [{ source: 'call', kind: op.status === 'completed' ? 'update_confirmed' : 'update_failed', at: now, detail: { operation_id: op.id, status: op.status, ...updateFacts(op) } }],
           value: null,
         }),
@@ -142,6 +142,8 @@ export function buyFromOperation(op: OperationRow, result: Json, mediaBuyId: str
     report_due_at: expected === null ? null : expected + tracking.graceMs,
     // Fires that go elsewhere: we poll for the delivery instead.
     delivery_poll_at: ours ? null : now + tracking.statusIntervalMs,
+    // Its creatives' reviews are looked at once some are sent (src/engine/media-buys/creative-recorder.ts).
+    creative_check_at: null,
   });
   const row: MediaBuyRow = {
     id: newBuyId(),

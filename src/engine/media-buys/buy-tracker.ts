@@ -22,7 +22,7 @@ import { getMediaBuyDelivery, getMediaBuys } from '../../adcp/media-buy-reads.js
 import type { AdcpClient, TaskReply } from '../../adcp/types.js';
 import { readDeliveryReply } from '../../domain/delivery-report.js';
 import { silencePart, timersAfterDeliveryRead } from '../../domain/media-buy-plans.js';
-import { withNextCheck, type TrackingPolicy } from '../../domain/media-buy-timers.js';
+import { NO_TIMERS, withNextCheck, type TrackingPolicy } from '../../domain/media-buy-timers.js';
 import { retryDelayMs } from '../../domain/timing.js';
 import type { MediaBuyRow, Store } from '../../store/index.js';
 import type { BuyMutateResult, BuyPlan } from '../../store/media-buys-repo.js';
@@ -73,7 +73,7 @@ export class BuyTracker {
     const agent = await this.deps.store.agents.get(buy.agent_id);
     if (!agent) {
       // The seller's agent was removed: nothing can be asked any more.
-      await this.commit(buy.id, lease, true, () => ({ patch: { ...withNextCheck({ status_check_at: null, report_due_at: null, delivery_poll_at: null }), ended_at: now }, value: null }));
+      await this.commit(buy.id, lease, true, () => ({ patch: { ...withNextCheck(NO_TIMERS), ended_at: now }, value: null }));
       return;
     }
     const query = { mediaBuyIds: [buy.media_buy_id], ...(buy.account !== null ? { account: JSON.parse(buy.account) as unknown } : {}) };
@@ -140,7 +140,7 @@ export class BuyTracker {
     const seller = buyInReply(reply.data, buy.media_buy_id);
     const result = await this.commit(buy.id, lease, release, async (b, trx) => {
       if (seller) return planStatusRead(this.ctx, trx, b, seller, 'poll', now);
-      const next = { status_check_at: now + this.deps.tracking.statusIntervalMs, report_due_at: b.report_due_at, delivery_poll_at: b.delivery_poll_at };
+      const next = { status_check_at: now + this.deps.tracking.statusIntervalMs, report_due_at: b.report_due_at, delivery_poll_at: b.delivery_poll_at, creative_check_at: b.creative_check_at };
       return { patch: withNextCheck(next), events: [{ source: 'poll', kind: 'status_unreadable', at: now, detail: { reason: 'the seller did not list this buy' } }], value: null };
     });
     if (result.outcome === 'lease_lost' || result.outcome === 'not_found') return null;
@@ -156,7 +156,7 @@ export class BuyTracker {
       const wait = b.attempt > 5 ? this.deps.tracking.statusIntervalMs : retryDelayMs(b.attempt, undefined, this.deps.clock.random);
       const later = (at: number | null) => (at !== null && at <= now ? now + wait : at);
       this.deps.log.warn({ buy_id: b.id, failures, retry_in_ms: wait }, 'reading a live buy from its seller failed; will retry');
-      const timers = withNextCheck({ status_check_at: later(b.status_check_at), report_due_at: b.report_due_at, delivery_poll_at: later(b.delivery_poll_at) });
+      const timers = withNextCheck({ status_check_at: later(b.status_check_at), report_due_at: b.report_due_at, delivery_poll_at: later(b.delivery_poll_at), creative_check_at: later(b.creative_check_at) });
       return { patch: { ...timers, lease_owner: null, lease_until: null }, events: [{ source: 'poll', kind: 'read_failed', at: now, detail: { failures, retry_in_ms: wait } }], value: null };
     });
   }
