@@ -88,8 +88,8 @@ export function checkSyncInput(input: { creatives?: unknown; assignments?: unkno
   return { creatives: creatives as Json[], assignments };
 }
 
-export function isSyncProblem(v: SyncInput | SyncProblem): v is SyncProblem {
-  return 'code' in v;
+export function isSyncProblem<T extends object>(v: T | SyncProblem): v is SyncProblem {
+  return 'code' in v && 'status' in v;
 }
 
 /** The package ids each creative is assigned to by these assignments. */

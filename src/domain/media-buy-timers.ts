@@ -21,6 +21,8 @@
  * is terminal and its last delivery has been read.
  */
 
+import type { CreativePolicy } from './creative-review.js';
+
 export interface BuyTimers {
   status_check_at: number | null;
   report_due_at: number | null;
@@ -33,6 +35,8 @@ export interface TrackingPolicy {
   graceMs: number;
   /** ADCP_ORCH_MEDIA_BUY_POLL_INTERVAL_MS. */
   statusIntervalMs: number;
+  /** How creatives' reviews are followed; absent, a status read leaves creatives alone. */
+  creatives?: CreativePolicy;
 }
 
 /** A status read soon after a report, not at once: a burst of fires makes one read. */

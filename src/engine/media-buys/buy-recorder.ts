@@ -81,7 +81,10 @@ export class BuyRecorder {
     if (op.type === 'get_media_buys' && op.status === 'completed') {
       const seller = buyInReply(result, buy.media_buy_id);
       if (!seller) return [];
-      applied = await this.deps.store.mediaBuys.mutateIn(trx, buy.id, null, (b, t) => planStatusRead(this.ctx, t, b, seller, 'poll', now), now);
+      // Read when the refresh was asked, at the latest; a rejection it brings is taken to the inbox by a review soon
+      // (this commit holds the refresh's operation, not the sync's).
+      const opts = { readStartedAt: op.created_at, askSoon: true };
+      applied = await this.deps.store.mediaBuys.mutateIn(trx, buy.id, null, (b, t) => planStatusRead(this.ctx, t, b, seller, 'poll', now, opts), now);
     } else if (op.type === 'get_media_buy_delivery' && op.status === 'completed') {
       const read = readDeliveryReply(result, now, this.deps.clockSkewMs);
       const row = read.ok ? read.reading.rows.find((r) => r.mediaBuyId === buy.media_buy_id) : undefined;
