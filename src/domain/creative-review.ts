@@ -170,6 +170,11 @@ export function observe(c: TrackedCreative, obs: CreativeObservation, readStarte
   if (!sameApprovals(approvals, c.approvals)) patch.approvals = JSON.stringify(approvals);
   if (obs.updated_at !== undefined) patch.seller_updated_at = obs.updated_at;
   if (reason !== c.rejection_reason) patch.rejection_reason = reason;
+  if (status === 'rejected' && c.status === 'rejected' && reason !== c.rejection_reason) {
+    // Still rejected, for a reason now given (or changed): a person already asked is asked again with it.
+    if (c.inbox_state === 'asked') patch.inbox_state = 'owed';
+    events.push({ source, kind: 'creative_rejection_updated', detail: creativeFacts(c, { status, rejection_reason: reason, previous_reason: c.rejection_reason }) });
+  }
   if (status !== c.status) {
     patch.status = status;
     // A review that ends (or starts again) is no longer stalled.

@@ -208,7 +208,7 @@ export class SellerCore {
 
   /** `sync_creatives`: creatives into the library, assigned to the account's buys' packages, reviewed later (creative-tools.ts). */
   syncCreatives(args: Record<string, unknown>, principal: string): Promise<ToolResult> {
-    return syncCreatives(this.live.creatives, this.live.book, this.ledger, args, principal);
+    return syncCreatives(this.live.creatives, this.live.book, this.ledger, args, principal, this.live.opts.creativeAdvisoryStatus);
   }
 
   /** `list_creatives`: the account's creatives and their review status. */

@@ -20,7 +20,15 @@ import { errorResult, isPlainObject, ok, type ToolResult } from './wire.js';
 
 type Args = Record<string, unknown>;
 
-export async function syncCreatives(library: CreativeLibrary, book: MediaBuyBook, ledger: IdempotencyLedger, args: Args, principal: string): Promise<ToolResult> {
+export async function syncCreatives(
+  library: CreativeLibrary,
+  book: MediaBuyBook,
+  ledger: IdempotencyLedger,
+  args: Args,
+  principal: string,
+  /** What every item's advisory status says instead of its own (LiveBuyOptions.creativeAdvisoryStatus). */
+  advisory?: string,
+): Promise<ToolResult> {
   const echo = args.context !== undefined ? { context: args.context } : {};
   const fail = (code: string, message: string, field?: string, details?: Record<string, unknown>): ToolResult =>
     errorResult(code, message, { recovery: 'correctable', ...(field && { field }), ...(details && { details }), extra: echo });
@@ -64,7 +72,7 @@ export async function syncCreatives(library: CreativeLibrary, book: MediaBuyBook
       return {
         creative_id: id,
         action,
-        status: creative.status,
+        status: advisory ?? creative.status,
         ...(assignments.some((x) => x.creative_id === id) && { assigned_to: assigned }),
         ...(Object.keys(assignmentErrors).length > 0 && { assignment_errors: assignmentErrors }),
       };

@@ -52,9 +52,15 @@ export interface LiveBuyOptions {
   reportBodyStyle?: ReportBodyStyle;
   /** Wall-clock ms from a creative's sync to its review (creative-library.ts). Default 2000. */
   creativeReviewMs?: number;
+  /**
+   * The per-item `status` every sync_creatives reply gives, whatever the review will say: a
+   * seller optimistic in that advisory field (the spec forbids buyers to gate spend on it).
+   * Default: each creative's own (`pending_review` after a sync).
+   */
+  creativeAdvisoryStatus?: 'approved' | 'pending_review' | 'processing';
 }
 
-export type ResolvedLiveBuyOptions = Required<LiveBuyOptions>;
+export type ResolvedLiveBuyOptions = Required<Omit<LiveBuyOptions, 'creativeAdvisoryStatus'>> & Pick<LiveBuyOptions, 'creativeAdvisoryStatus'>;
 
 export function resolveLiveBuyOptions(o: LiveBuyOptions): ResolvedLiveBuyOptions {
   const positive = (name: string, v: number | undefined, fallback: number, min: number): number => {
@@ -69,6 +75,7 @@ export function resolveLiveBuyOptions(o: LiveBuyOptions): ResolvedLiveBuyOptions
     reportClock: o.reportClock ?? true,
     reportBodyStyle: o.reportBodyStyle ?? 'bare',
     creativeReviewMs: positive('creativeReviewMs', o.creativeReviewMs, 2000, 0),
+    ...(o.creativeAdvisoryStatus !== undefined && { creativeAdvisoryStatus: o.creativeAdvisoryStatus }),
   };
 }
 

@@ -7,9 +7,9 @@
  * once per silence) before anything is asked; then the delivery is read from the
  * seller (`get_media_buy_delivery`, authoritative) when a report is missing, a
  * sequence number was skipped, the buy ended, or its fires go elsewhere; then its
- * status (`get_media_buys`), which a creatives' review (creative-tracker.ts) precedes
- * with `list_creatives` and always asks for, since the buy's `creative_approvals`
- * come with it. Each answer is applied as its own commit; the lease
+ * status (`get_media_buys`), which a creatives' review (creative-tracker.ts) always
+ * asks for, since the buy's `creative_approvals` come with it, and follows with
+ * `list_creatives`. Each answer is applied as its own commit; the lease
  * is given up last. The calls go through the agent's circuit breaker; a failed
  * read is tried again with backoff, never dropped.
  *
@@ -108,23 +108,25 @@ export class BuyTracker {
         buy = after;
       }
     }
+    if (statusDue) {
+      // First: the buy's creative_approvals carry rejection reasons, which list_creatives does not.
+      const asked = this.deps.clock.now();
+      const read = await this.read(agent.id, agent.name, 'get_media_buys', () => getMediaBuys(this.deps.adcp, endpoint, query, { timeoutMs: this.deps.callTimeoutMs }));
+      if ('failed' in read) failures.push(read.failed);
+      else {
+        const last = failures.length === 0 && !creativesDue;
+        const after = await this.applyStatus(buy, lease, read.reply, last, asked);
+        if (after?.events.some((e) => e.kind === 'creative_rejected' || e.kind === 'creative_rejection_updated')) done.inbox = true;
+        if (!after || last) return done;
+        buy = after.row;
+      }
+    }
     if (creativesDue) {
       done.inbox = true;
       const reviewed = await this.deps.creatives!.review(buy, lease, agent, endpoint);
       if (!reviewed.row) return done;
       buy = reviewed.row;
       if (reviewed.failed) failures.push(reviewed.failed);
-    }
-    if (statusDue) {
-      const asked = this.deps.clock.now();
-      const read = await this.read(agent.id, agent.name, 'get_media_buys', () => getMediaBuys(this.deps.adcp, endpoint, query, { timeoutMs: this.deps.callTimeoutMs }));
-      if ('failed' in read) failures.push(read.failed);
-      else {
-        const after = await this.applyStatus(buy, lease, read.reply, failures.length === 0, asked);
-        if (after?.events.some((e) => e.kind === 'creative_rejected')) done.inbox = true;
-        if (!after || failures.length === 0) return done;
-        buy = after.row;
-      }
     }
     await this.release(buy, lease, failures);
     return done;

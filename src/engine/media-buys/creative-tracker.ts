@@ -3,15 +3,16 @@
  * a step of the buy's own timer (`creative_check_at`, claimed with the buy's lease
  * by buy-worker.ts, run by buy-tracker.ts):
  *
- * 1. `list_creatives` for the creatives still under review, changed since the
- *    earliest of them was sent (`updated_after`), page by page;
- * 2. one commit under the lease: what it says (src/domain/creative-review.ts), and
- *    every review past its deadline marked stalled (`creative.stalled`), whether or
- *    not the seller answered: the deadline is ours;
- * 3. then the buy's status read (the tracker's next step) brings the buy's
+ * 1. the buy's status read (the tracker's step before this one) brings the buy's
  *    `creative_approvals` with their rejection reasons (`applyApprovals`, called
  *    from status-apply.ts), and moves the buy out of `pending_creatives` when the
  *    seller says so;
+ * 2. `list_creatives` for the creatives still under review, changed since the
+ *    earliest of them was sent (`updated_after`), page by page: the library's word,
+ *    for creatives assigned to no package too;
+ * 3. one commit under the lease: what it says (src/domain/creative-review.ts), and
+ *    every review past its deadline marked stalled (`creative.stalled`), whether or
+ *    not the seller answered: the deadline is ours;
  * 4. rejections learnt are taken to the inbox (creative-inbox.ts).
  *
  * An answer read before a creative was sent again (a correction) is not applied to
