@@ -4,12 +4,15 @@
  * by buy-worker.ts, run by buy-tracker.ts):
  *
  * 1. the buy's status read (the tracker's step before this one) brings the buy's
- *    `creative_approvals` with their rejection reasons (`applyApprovals`, called
- *    from status-apply.ts), and moves the buy out of `pending_creatives` when the
+ *    `creative_approvals` with their rejection reasons (creative-approvals.ts,
+ *    called from status-apply.ts), and moves the buy out of `pending_creatives` when the
  *    seller says so;
  * 2. `list_creatives` for the creatives still under review, changed since the
  *    earliest of them was sent (`updated_after`), page by page: the library's word,
- *    for creatives assigned to no package too;
+ *    for creatives assigned to no package too. It gives no rejection reason (AdCP
+ *    3.0): a rejection it reports for a creative assigned to packages is completed
+ *    with the buy's `creative_approvals`, read again then, so that people are told
+ *    why with the rejection itself;
  * 3. one commit under the lease: what it says (src/domain/creative-review.ts), and
  *    every review past its deadline marked stalled (`creative.stalled`), whether or
  *    not the seller answered: the deadline is ours;
@@ -20,6 +23,7 @@
  */
 import type { Logger } from 'pino';
 import { listCreatives } from '../../adcp/creative-reads.js';
+import { getMediaBuys } from '../../adcp/media-buy-reads.js';
 import type { AdcpClient, AgentEndpoint, TaskReply } from '../../adcp/types.js';
 import { approvalsOfBuy, nextCreativeCheck, observe, readListCreatives, stallIfDue, type CreativeObservation, type CreativePolicy, type TrackedCreative } from '../../domain/creative-review.js';
 import { isUnderReview } from '../../domain/creatives.js';
@@ -33,6 +37,8 @@ import { BrokenCircuitError, type AgentBreakers } from '../breakers.js';
 import { buyChange, type ChangeBus } from '../change-bus.js';
 import type { Clock } from '../clock.js';
 import type { Metrics } from '../metrics.js';
+import { writeChange } from './creative-approvals.js';
+import { buyInReply } from './status-apply.js';
 
 type Json = Record<string, unknown>;
 
@@ -53,14 +59,6 @@ export interface CreativeTrackerDeps {
   callTimeoutMs: number;
 }
 
-/** What one creative's change writes, applied to its row and to the rules' view of it. */
-async function writeChange(store: Store, t: Tx, buyId: string, c: TrackedCreative, patch: Json, now: number): Promise<TrackedCreative> {
-  await store.creatives.updateIn(t, buyId, c.creative_id, patch, now);
-  const next = { ...c, ...patch } as TrackedCreative & { approvals: unknown };
-  if (typeof patch.approvals === 'string') next.approvals = JSON.parse(patch.approvals);
-  return next as TrackedCreative;
-}
-
 export class CreativeTracker {
   constructor(private readonly deps: CreativeTrackerDeps) {}
 
@@ -74,6 +72,7 @@ export class CreativeTracker {
     const readStartedAt = clock.now();
     const read = under.length > 0 ? await this.list(agent, endpoint, buy, under) : { items: [] };
     const seen = new Map(('items' in read ? read.items : []).map((o) => [o.creative_id, o]));
+    await this.withReasons(agent, endpoint, buy, under, seen);
     const now = clock.now();
     const result = await store.mediaBuys.mutate(
       buy.id,
@@ -107,6 +106,39 @@ export class CreativeTracker {
     return { row: result.row, ...('failed' in read ? { failed: read.failed } : {}) };
   }
 
+  /** Rejections the library reports for creatives on the buy's packages get the buy's creative_approvals (with the reasons). */
+  private async withReasons(agent: { id: string; name: string }, endpoint: AgentEndpoint, buy: MediaBuyRow, under: CreativeRow[], seen: Map<string, CreativeObservation>): Promise<void> {
+    const assigned = new Set(under.filter((c) => (JSON.parse(c.package_ids) as string[]).length > 0).map((c) => c.creative_id));
+    const wanting = [...seen.values()].filter((o) => o.status === 'rejected' && assigned.has(o.creative_id));
+    if (wanting.length === 0) return;
+    const query = { mediaBuyIds: [buy.media_buy_id], ...(buy.account !== null ? { account: JSON.parse(buy.account) as unknown } : {}) };
+    const reply = await this.ask(agent, 'get_media_buys', () => getMediaBuys(this.deps.adcp, endpoint, query, { timeoutMs: this.deps.callTimeoutMs }));
+    const row = 'reply' in reply ? buyInReply(reply.reply.data, buy.media_buy_id) : undefined;
+    if (!row) return; // the rejection stands without its reason; the next status read brings it
+    const approvals = approvalsOfBuy(row);
+    for (const o of wanting) {
+      const a = approvals.get(o.creative_id);
+      if (a) seen.set(o.creative_id, { ...o, approvals: a });
+    }
+  }
+
+  /** One read through the agent's breaker, counted like every call. */
+  private async ask(agent: { id: string; name: string }, task: string, call: () => Promise<TaskReply>): Promise<{ reply: TaskReply } | { failed: string }> {
+    let reply: TaskReply;
+    try {
+      reply = await this.deps.breakers.execute(agent.id, agent.name, call);
+    } catch (err) {
+      if (!(err instanceof BrokenCircuitError)) this.deps.metrics.agentCall(agent.name, task, 'transport_error');
+      return { failed: `${task}: ${err instanceof Error ? err.message : String(err)}` };
+    }
+    this.deps.metrics.agentCall(agent.name, task, reply.error ? 'error' : 'ok');
+    if (reply.error) {
+      this.deps.metrics.agentError(agent.name, reply.error.code);
+      return { failed: `${task}: ${reply.error.code}${reply.error.message ? ` (${reply.error.message})` : ''}` };
+    }
+    return reply.status === 'completed' ? { reply } : { failed: `${task}: answered ${reply.status}` };
+  }
+
   /** `list_creatives` for these creatives, through the agent's breaker, every page. */
   private async list(agent: { id: string; name: string }, endpoint: AgentEndpoint, buy: MediaBuyRow, under: CreativeRow[]): Promise<{ items: CreativeObservation[] } | { failed: string }> {
     const since = Math.min(...under.map((c) => c.sent_at)) - CLOCK_SLACK_MS;
@@ -119,22 +151,11 @@ export class CreativeTracker {
     const items: CreativeObservation[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
-      let reply: TaskReply;
-      try {
-        reply = await this.deps.breakers.execute(agent.id, agent.name, () =>
-          listCreatives(this.deps.adcp, endpoint, { ...query, ...(cursor ? { cursor } : {}) }, { timeoutMs: this.deps.callTimeoutMs }),
-        );
-      } catch (err) {
-        if (!(err instanceof BrokenCircuitError)) this.deps.metrics.agentCall(agent.name, 'list_creatives', 'transport_error');
-        return { failed: `list_creatives: ${err instanceof Error ? err.message : String(err)}` };
-      }
-      this.deps.metrics.agentCall(agent.name, 'list_creatives', reply.error ? 'error' : 'ok');
-      if (reply.error) {
-        this.deps.metrics.agentError(agent.name, reply.error.code);
-        return { failed: `list_creatives: ${reply.error.code}${reply.error.message ? ` (${reply.error.message})` : ''}` };
-      }
-      if (reply.status !== 'completed') return { failed: `list_creatives: answered ${reply.status}` };
-      const read = readListCreatives(reply.data);
+      const asked = await this.ask(agent, 'list_creatives', () =>
+        listCreatives(this.deps.adcp, endpoint, { ...query, ...(cursor ? { cursor } : {}) }, { timeoutMs: this.deps.callTimeoutMs }),
+      );
+      if ('failed' in asked) return asked;
+      const read = readListCreatives(asked.reply.data);
       if (!read.ok) return { failed: `list_creatives: ${read.message}` };
       items.push(...read.items);
       if (!read.cursor) break;
@@ -142,40 +163,4 @@ export class CreativeTracker {
     }
     return { items };
   }
-}
-
-/**
- * The buy's `creative_approvals` in a `get_media_buys` row, applied to its creatives
- * inside the status read's commit (status-apply.ts). Returns the buy events they
- * make and the buy's creative timer after them (undefined: unchanged). With
- * `askSoon`, a new rejection makes the timer due now, so that a review takes it to
- * the inbox at once (the commit here holds the buy's lock, not its operation's).
- */
-export async function applyApprovals(
-  store: Store,
-  trx: Tx,
-  buy: MediaBuyRow,
-  seller: Json,
-  opts: { policy: CreativePolicy; readStartedAt: number; source: string; now: number; random: () => number; askSoon: boolean },
-): Promise<{ events: NewEventSpec[]; creative_check_at?: number | null }> {
-  const rows = await store.creatives.forBuy(buy.id, trx);
-  if (rows.length === 0) return { events: [] };
-  const byCreative = approvalsOfBuy(seller);
-  const events: NewEventSpec[] = [];
-  const all: TrackedCreative[] = [];
-  let owed = false;
-  for (const row of rows) {
-    let c = trackedOf(row);
-    const approvals = byCreative.get(c.creative_id);
-    const change = approvals ? observe(c, { creative_id: c.creative_id, approvals }, opts.readStartedAt, opts.source, opts.now) : null;
-    if (change) {
-      c = await writeChange(store, trx, buy.id, c, change.patch, opts.now);
-      events.push(...change.events);
-      if (change.patch.inbox_state === 'owed') owed = true;
-    }
-    all.push(c);
-  }
-  if (events.length === 0) return { events };
-  const next = buy.ended_at === null ? nextCreativeCheck(all, opts.policy, opts.now, opts.random) : null;
-  return { events, creative_check_at: owed && opts.askSoon ? opts.now : next };
 }

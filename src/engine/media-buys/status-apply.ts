@@ -11,7 +11,7 @@ import { DEFAULT_PACING, pacingAlert, type PacingState } from '../../domain/paci
 import type { MediaBuyRow } from '../../store/index.js';
 import type { BuyPlan, MediaBuyPatch } from '../../store/media-buys-repo.js';
 import type { Tx } from '../../store/tx.js';
-import { applyApprovals } from './creative-tracker.js';
+import { applyApprovals } from './creative-approvals.js';
 import type { ApplyContext } from './report-apply.js';
 
 type Json = Record<string, unknown>;
