@@ -1,0 +1,37 @@
+/**
+ * The README's pictures of the media buys pages (docs/images/media-buy.png,
+ * docs/images/media-buys.png): a sandbox seller and an orchestrator in this
+ * process, a buy of an 8-hour hourly flight with five periods reported and one of
+ * them restated, photographed in headless chromium as an operator sees it.
+ *
+ *   npx tsx scripts/media-buy-screenshot.ts [--out docs/images]
+ */
+import { mkdirSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { chromium } from 'playwright-core';
+import { buyForPage, reportNextPeriod, restatePeriod, signInAs, startBuyPageStack } from '../test/helpers/buy-page.js';
+
+const { values } = parseArgs({ options: { out: { type: 'string', default: 'docs/images' } } });
+const out = values.out!;
+mkdirSync(out, { recursive: true });
+
+const stack = await startBuyPageStack();
+const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true });
+try {
+  const buy = await buyForPage(stack);
+  for (let i = 1; i <= 5; i++) await reportNextPeriod(stack, buy, i);
+  await restatePeriod(stack, buy, 2, 0.8, 6);
+  const key = await stack.orch.app.store.tenants.createApiKey(stack.orch.tenantId, { name: 'trader', role: 'operator' });
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, deviceScaleFactor: 1 });
+  await signInAs(page, stack.orch.url, key);
+  await page.goto(`${stack.orch.url}/media-buys/${buy.id}`);
+  await page.locator('[data-live-state][data-state="open"]').waitFor();
+  await page.screenshot({ path: `${out}/media-buy.png`, fullPage: true });
+  await page.goto(`${stack.orch.url}/media-buys`);
+  await page.locator('[data-live-state][data-state="open"]').waitFor();
+  await page.screenshot({ path: `${out}/media-buys.png`, fullPage: true });
+  process.stdout.write(`wrote ${out}/media-buy.png and ${out}/media-buys.png\n`);
+} finally {
+  await browser.close();
+  await stack.close();
+}
