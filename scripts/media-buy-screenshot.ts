@@ -1,8 +1,8 @@
 /**
  * The README's pictures of the media buys pages (docs/images/media-buy.png,
  * docs/images/media-buys.png): a sandbox seller and an orchestrator in this
- * process, a buy of an 8-hour hourly flight with five periods reported and one of
- * them restated, photographed in headless chromium as an operator sees it.
+ * process, a few buys, one of them an 8-hour hourly flight with five periods
+ * reported and one of them restated, photographed in headless chromium as an operator sees it.
  *
  *   npx tsx scripts/media-buy-screenshot.ts [--out docs/images]
  */
@@ -18,6 +18,12 @@ mkdirSync(out, { recursive: true });
 const stack = await startBuyPageStack();
 const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true });
 try {
+  // Others first, so the list shows a few states: one under-pacing, one over-pacing, one just bought.
+  const under = await buyForPage(stack, [['sandbox_underpacing', 8000]]);
+  for (let i = 1; i <= 4; i++) await reportNextPeriod(stack, under, i);
+  const over = await buyForPage(stack, [['sandbox_overpacing', 5000]]);
+  for (let i = 1; i <= 3; i++) await reportNextPeriod(stack, over, i);
+  await buyForPage(stack, [['sandbox_instant', 2500]]);
   const buy = await buyForPage(stack);
   for (let i = 1; i <= 5; i++) await reportNextPeriod(stack, buy, i);
   await restatePeriod(stack, buy, 2, 0.8, 6);

@@ -10,17 +10,14 @@ import { buyOf, buyWhen, startLiveBuyStack, type LiveBuyStack } from './live-buy
 
 const HOUR = 3_600_000;
 
-/** An 8-hour hourly flight starting now, two packages of the linear product (10,000 in all). */
-export function eightHourRequest(): Record<string, unknown> {
+/** An 8-hour hourly flight starting now: by default two packages of the linear product (10,000 in all). */
+export function eightHourRequest(products: Array<[string, number]> = [['sandbox_instant', 6000], ['sandbox_instant', 4000]]): Record<string, unknown> {
   return {
     account: { account_id: 'acc_live' },
     brand: { domain: 'brand.example' },
     start_time: 'asap',
     end_time: new Date(Date.now() + 8 * HOUR).toISOString(),
-    packages: [
-      { product_id: 'sandbox_instant', pricing_option_id: 'cpm_usd_fixed', budget: 6000 },
-      { product_id: 'sandbox_instant', pricing_option_id: 'cpm_usd_fixed', budget: 4000 },
-    ],
+    packages: products.map(([product_id, budget]) => ({ product_id, pricing_option_id: 'cpm_usd_fixed', budget })),
   };
 }
 
@@ -29,9 +26,9 @@ export async function startBuyPageStack(): Promise<LiveBuyStack> {
 }
 
 /** Buys through the API (hourly reports); the buy as GET /v1/media-buys/:id shows it. */
-export async function buyForPage(stack: LiveBuyStack): Promise<any> {
+export async function buyForPage(stack: LiveBuyStack, products?: Array<[string, number]>): Promise<any> {
   const { orch, agentId } = stack;
-  const created = await orch.api('POST', '/v1/media-buys', { agent_id: agentId, request: eightHourRequest(), reporting: { frequency: 'hourly' } });
+  const created = await orch.api('POST', '/v1/media-buys', { agent_id: agentId, request: eightHourRequest(products), reporting: { frequency: 'hourly' } });
   if (created.status !== 202) throw new Error(`buy refused: ${created.status} ${JSON.stringify(created.body)}`);
   return buyOf(orch, created.body.id);
 }

@@ -40,15 +40,32 @@ export function buyListQuery(filters: BuyListFilters, cursor?: string): string {
   return queryString({ ...filters, cursor });
 }
 
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const day = (d: Date) => `${MONTHS[d.getUTCMonth()]} ${d.getUTCDate()}`;
+
+/** A flight in a column's width (UTC): "Dec 2, 13:06–21:06" within a day, "Dec 2 → Jan 5" within a year, else with years. */
+export function flightText(start: number, end: number): string {
+  const a = new Date(start);
+  const b = new Date(end);
+  if (utc(start).slice(0, 10) === utc(end).slice(0, 10)) return `${day(a)}, ${utc(start).slice(11, 16)}–${utc(end).slice(11, 16)}`;
+  if (end - start < 365 * 86_400_000) return `${day(a)} → ${day(b)}`;
+  return `${day(a)} ${a.getUTCFullYear()} → ${day(b)} ${b.getUTCFullYear()}`;
+}
+
 function flight(b: MediaBuyRow): SafeHtml {
   if (b.flight_start === null || b.flight_end === null) return html`<span class="muted">—</span>`;
-  return html`<span class="small" title="${utc(b.flight_start)} → ${utc(b.flight_end)}">${utc(b.flight_start).slice(0, 10)} → ${utc(b.flight_end).slice(0, 10)}</span>`;
+  return html`<span class="small" title="${utc(b.flight_start)} → ${utc(b.flight_end)}">${flightText(b.flight_start, b.flight_end)}</span>`;
+}
+
+/** The seller's id, cut to what a column holds (the whole id on hover and for screen readers). */
+function sellerId(id: string): SafeHtml {
+  return html`<code title="${id}">${id.length > 14 ? `${id.slice(0, 12)}…` : id}</code>`;
 }
 
 function row(b: MediaBuyRow, v: MediaBuysListView, agentNames: Map<string, string>): SafeHtml {
   const campaign = b.campaign_id ? v.campaigns.get(b.campaign_id) : undefined;
   return html`<tr data-buy-id="${b.id}" data-status="${b.status}" data-pacing="${b.pacing_state}">
-  <td><a href="/media-buys/${b.id}" aria-label="Media buy ${b.media_buy_id}"><code>${b.media_buy_id.length > 22 ? `${b.media_buy_id.slice(0, 20)}…` : b.media_buy_id}</code></a><br><span class="muted small">${shortId(b.id)}</span></td>
+  <td><a href="/media-buys/${b.id}" aria-label="Media buy ${b.media_buy_id}">${sellerId(b.media_buy_id)}</a></td>
   <td class="hide-narrow">${agentNames.get(b.agent_id) ?? b.agent_id}</td>
   <td>${buyStatusBadge(b.status)}</td>
   <td class="spend-cell">${spendBar(b)}</td>

@@ -29,7 +29,8 @@ export const CHART = { width: 880, height: 300, top: 18, right: 66, bottom: 38, 
 const PLOT = { x0: CHART.left, x1: CHART.width - CHART.right, y0: CHART.height - CHART.bottom, y1: CHART.top };
 
 export const COLORS = {
-  bar: '#5b8fd9',
+  bar: '#b9cff2',
+  barEdge: '#5b8fd9',
   adjusted: '#b35c00',
   adjustedFill: '#f6dcc0',
   line: '#173f7a',
@@ -121,7 +122,7 @@ export function deliveryChart(input: DeliveryChartInput): SafeHtml {
         ? html`<rect class="bar-replaced" x="${px(xa + gap)}" y="${px(yPer(p.replaced))}" width="${px(w)}" height="${px(PLOT.y0 - yPer(p.replaced))}" fill="none" stroke="${COLORS.adjusted}" stroke-width="1.25" stroke-dasharray="4 3"/>`
         : '';
     return html`<g class="period"><title>${periodText(p, currency)}</title>
-<rect class="bar${p.adjusted ? ' bar-adjusted' : ''}" x="${px(xa + gap)}" y="${px(y)}" width="${px(w)}" height="${px(PLOT.y0 - y)}" rx="${w > 6 ? 2 : 0}" fill="${p.adjusted ? 'url(#dc-hatch)' : COLORS.bar}"${p.adjusted ? html` stroke="${COLORS.adjusted}" stroke-width="1"` : ''} data-report-id="${p.id}" data-period-start="${new Date(p.start).toISOString()}" data-period-end="${new Date(p.end).toISOString()}" data-spend="${p.spend}" data-impressions="${p.impressions}" data-adjusted="${p.adjusted}"${p.replaced !== undefined ? html` data-replaced="${p.replaced}"` : ''}/>${ghost}</g>`;
+<rect class="bar${p.adjusted ? ' bar-adjusted' : ''}" x="${px(xa + gap)}" y="${px(y)}" width="${px(w)}" height="${px(PLOT.y0 - y)}" rx="${w > 6 ? 2 : 0}" fill="${p.adjusted ? 'url(#dc-hatch)' : COLORS.bar}" stroke="${p.adjusted ? COLORS.adjusted : COLORS.barEdge}" stroke-width="1" data-report-id="${p.id}" data-period-start="${new Date(p.start).toISOString()}" data-period-end="${new Date(p.end).toISOString()}" data-spend="${p.spend}" data-impressions="${p.impressions}" data-adjusted="${String(p.adjusted)}"${p.replaced !== undefined ? html` data-replaced="${p.replaced}"` : ''}/>${ghost}</g>`;
   });
 
   const plan = hasPlan
