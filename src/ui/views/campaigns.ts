@@ -58,8 +58,10 @@ const STATES = Object.keys(STATE_LABELS) as BuyState[];
 /** "12,500": amounts in the plan's currency, which the governance agent states (the plan's, not ours). */
 export function money(n: number | null): string {
   if (n === null) return '—';
-  return n.toLocaleString('en-US', { maximumFractionDigits: 2 });
+  return MONEY.format(n);
 }
+/** One formatter for every amount: toLocaleString with options builds a new one per call (a chart of 720 periods spent 100 ms there). */
+const MONEY = new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 });
 
 /** The campaign's state as the API states it: read from its buys until the watcher marks it done. */
 export function shownStatus(c: CampaignRow, buys: BuySource[]): string {

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { chartPeriods, type ChartPeriod, type ChartReportSource } from '../../../src/ui/views/media-buy/chart-data.js';
 import { compactAmount, linearScale, niceAxis, niceStep, timeLabel, timeTicks } from '../../../src/ui/views/media-buy/chart-scale.js';
-import { CHART, deliveryChart, planAt, timeDomain, type DeliveryChartInput } from '../../../src/ui/views/media-buy/delivery-chart.js';
+import { CHART, deliveryChart, MAX_MARKERS, periodRange, planAt, timeDomain, type DeliveryChartInput } from '../../../src/ui/views/media-buy/delivery-chart.js';
 
 const HOUR = 3_600_000;
 const T0 = Date.parse('2026-06-01T12:00:00Z');
@@ -180,7 +180,16 @@ describe('the delivery chart', () => {
     expect(num(adjusted[0]!.height)).toBeCloseTo(num(plain.height) * 0.8, 1);
     expect(svg).toContain('<pattern id="dc-hatch"');
     expect(svg).toContain('1 period was restated');
-    expect(svg).toMatch(/<title>2026-06-01 13:00:00 UTC – 2026-06-01 14:00:00 UTC: 800 USD, 80,000 impressions \(restated; was 1,000 USD\)<\/title>/);
+    expect(svg).toMatch(/<title>2026-06-01 13:00–14:00 UTC: 800 USD, 80,000 impressions \(restated; was 1,000 USD\)<\/title>/);
+  });
+
+  it('leaves out the per-period markers of a long flight, keeping its line and bars', () => {
+    const periods = Array.from({ length: MAX_MARKERS + 1 }, (_, i) => period(i, 10));
+    const svg = deliveryChart({ ...base, flightEnd: T0 + periods.length * HOUR, periods }).value;
+    expect(elements(svg, 'rect', 'bar')).toHaveLength(MAX_MARKERS + 1);
+    expect(elements(svg, 'circle', 'cumulative-point')).toEqual([]);
+    expect(elements(svg, 'polyline', 'cumulative')[0]!.points!.split(' ')).toHaveLength(MAX_MARKERS + 2);
+    expect(periodRange(T0, T0 + 30 * HOUR)).toBe('2026-06-01 12:00 – 2026-06-02 18:00 UTC');
   });
 
   it('widens the time axis to hold periods reported outside the flight', () => {

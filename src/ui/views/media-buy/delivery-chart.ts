@@ -40,6 +40,9 @@ export const COLORS = {
   text: '#3e4753',
 } as const;
 
+/** Past this many periods the cumulative line has no marker per period. */
+export const MAX_MARKERS = 120;
+
 const FONT = 'system-ui, -apple-system, Segoe UI, Roboto, sans-serif';
 
 /** The time span the chart covers: the flight, widened to hold every period reported. */
@@ -62,9 +65,16 @@ function amount(n: number, currency: string | null): string {
   return `${money(n)}${currency ? ` ${currency}` : ''}`;
 }
 
+/** "2026-06-01 13:00–14:00 UTC", or with both dates when the period spans days. */
+export function periodRange(start: number, end: number): string {
+  const a = utc(start).slice(0, 16);
+  const b = utc(end).slice(0, 16);
+  return a.slice(0, 10) === b.slice(0, 10) ? `${a}–${b.slice(11)} UTC` : `${a} – ${b} UTC`;
+}
+
 function periodText(p: ChartPeriod, currency: string | null): string {
   const was = p.replaced !== undefined ? `; was ${amount(p.replaced, currency)}` : '';
-  return `${utc(p.start)} – ${utc(p.end)}: ${amount(p.spend, currency)}, ${money(p.impressions)} impressions${p.adjusted ? ` (restated${was})` : ''}`;
+  return `${periodRange(p.start, p.end)}: ${amount(p.spend, currency)}, ${money(p.impressions)} impressions${p.adjusted ? ` (restated${was})` : ''}`;
 }
 
 function describe(input: DeliveryChartInput, totals: number[], hasPlan: boolean): string {
@@ -137,8 +147,10 @@ export function deliveryChart(input: DeliveryChartInput): SafeHtml {
     const points = [[x(origin), yCum(0)], ...periods.map((p, i) => [x(p.end), yCum(totals[i]!)])].map(([a, b]) => `${px(a!)},${px(b!)}`).join(' ');
     const last = periods[periods.length - 1]!;
     const expected = hasPlan ? planAt(last.end, budget!, flightStart!, flightEnd!) : null;
+    // A marker per period while they are far enough apart to tell; a long flight's line speaks for itself.
+    const markers = periods.length <= MAX_MARKERS;
     line = html`<polyline class="cumulative" points="${points}" fill="none" stroke="${COLORS.line}" stroke-width="2.5" stroke-linejoin="round" stroke-linecap="round"/>
-${periods.map(
+${!markers ? '' : periods.map(
   (p, i) =>
     html`<circle class="cumulative-point" cx="${px(x(p.end))}" cy="${px(yCum(totals[i]!))}" r="3.5" fill="#fff" stroke="${COLORS.line}" stroke-width="2" data-through="${new Date(p.end).toISOString()}" data-cumulative="${totals[i]!}"><title>${`Through ${utc(p.end)}: ${amount(totals[i]!, currency)} spent`}</title></circle>`,
 )}
