@@ -28,14 +28,16 @@ try {
   for (let i = 1; i <= 5; i++) await reportNextPeriod(stack, buy, i);
   await restatePeriod(stack, buy, 2, 0.8, 6);
   const key = await stack.orch.app.store.tenants.createApiKey(stack.orch.tenantId, { name: 'trader', role: 'operator' });
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, deviceScaleFactor: 1 });
+  // Tall enough for the header, the chart, the packages and the newest reports; the events run on below.
+  const page = await browser.newPage({ viewport: { width: 1280, height: 1500 }, deviceScaleFactor: 1 });
   await signInAs(page, stack.orch.url, key);
   await page.goto(`${stack.orch.url}/media-buys/${buy.id}`);
   await page.locator('[data-live-state][data-state="open"]').waitFor();
-  await page.screenshot({ path: `${out}/media-buy.png`, fullPage: true });
+  await page.screenshot({ path: `${out}/media-buy.png` });
   await page.goto(`${stack.orch.url}/media-buys`);
   await page.locator('[data-live-state][data-state="open"]').waitFor();
-  await page.screenshot({ path: `${out}/media-buys.png`, fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 560 });
+  await page.screenshot({ path: `${out}/media-buys.png` });
   process.stdout.write(`wrote ${out}/media-buy.png and ${out}/media-buys.png\n`);
 } finally {
   await browser.close();

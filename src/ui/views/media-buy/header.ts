@@ -5,6 +5,7 @@ import { shortId, utc, when } from '../../format.js';
 import { html, type SafeHtml } from '../../html.js';
 import { money } from '../campaigns.js';
 import { amount, buyStatusBadge, pacingBadge, spendBar } from './bits.js';
+import { periodRange } from './delivery-chart.js';
 import type { MediaBuyView } from './view.js';
 
 function fact(label: string, value: SafeHtml | string | null | undefined, key?: string): SafeHtml {
@@ -15,7 +16,8 @@ function fact(label: string, value: SafeHtml | string | null | undefined, key?: 
 function flight(v: MediaBuyView): SafeHtml | null {
   const { flight_start: start, flight_end: end } = v.buy;
   if (start === null && end === null) return null;
-  return html`<time datetime="${start === null ? '' : new Date(start).toISOString()}">${start === null ? '—' : utc(start)}</time> → <time datetime="${end === null ? '' : new Date(end).toISOString()}">${end === null ? '—' : utc(end)}</time>`;
+  if (start !== null && end !== null) return html`<span title="${utc(start)} → ${utc(end)}">${periodRange(start, end)}</span>`;
+  return html`${start === null ? '—' : utc(start)} → ${end === null ? '—' : utc(end)}`;
 }
 
 function reportsLine(v: MediaBuyView): SafeHtml {
