@@ -8,7 +8,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { MediaBuyRow } from '../../src/store/index.js';
+import type { CampaignRow, MediaBuyRow } from '../../src/store/index.js';
+import { newOperationRow } from '../../src/store/operation-row.js';
 import { inWriteTransaction } from '../../src/store/tx.js';
 import { csrfIn, DashboardClient } from '../helpers/dashboard-client.js';
 import { startOrchestrator, type TestOrchestrator } from '../helpers/orchestrator.js';
@@ -134,6 +135,32 @@ describe('dashboard media buys pages', () => {
     }
     expect((await operator.post(`/media-buys/${theirs.id}/pause`, { _csrf: csrfIn(page.text) })).status).toBe(404);
     expect(await operations()).toBe(before);
+  });
+
+  it('shows a campaign’s delivered spend, summed from its live buys, beside planned and committed', async () => {
+    const agentId = mine[0]!.agent_id;
+    const id = `cmp_${randomUUID()}`;
+    const now = Date.now();
+    const ops = [0, 1, 2].map((i) =>
+      newOperationRow({ id: randomUUID(), tenant_id: orch.tenantId, agent_id: agentId, type: 'create_media_buy', idempotency_key: `${id}-buy-${i}-key`, request_body: JSON.stringify({ packages: [{ product_id: 'p', budget: 1000 }] }), created_at: now + i }, { status: i < 2 ? 'completed' : 'submitted', parent_id: id }),
+    );
+    const campaign: CampaignRow = { id, tenant_id: orch.tenantId, name: 'Delivering', governance_agent_id: agentId, plan_id: 'plan_d', status: 'running', buy_ids: JSON.stringify(ops.map((o) => o.id)), created_at: now, updated_at: now, completed_at: null, created_by: 'test' };
+    // Two of the three buys made live buys at the seller: 120.5 and 300.25 delivered.
+    const live = [buyRow(orch.tenantId, agentId, 70, { operation_id: ops[0]!.id, campaign_id: id, spend: 120.5 }), buyRow(orch.tenantId, agentId, 71, { operation_id: ops[1]!.id, campaign_id: id, spend: 300.25 })];
+    await inWriteTransaction(orch.app.store.db, async (trx) => {
+      await orch.app.store.campaigns.insertIn(trx, campaign);
+      for (const o of ops) await orch.app.store.operations.insertIn(trx, o, { source: 'user', kind: 'created', to: o.status });
+    });
+    await store(live);
+    const c = await signedIn('viewer');
+    const list = await c.get('/campaigns');
+    expect(list.text).toMatch(new RegExp(`<tr data-campaign-id="${id}">[^]*?data-delivered="420.75"`));
+    const page = await c.get(`/campaigns/${id}`);
+    expect(page.text).toContain('<dd data-budget="delivered">420.75</dd>');
+    expect(page.text).toMatch(new RegExp(`<tr data-operation-id="${ops[0]!.id}"[^]*?data-delivered="120.5"><a href="/media-buys/${live[0]!.id}"`));
+    expect(page.text).toMatch(new RegExp(`<tr data-operation-id="${ops[2]!.id}"[^]*?data-delivered="">—`));
+    // The buys list filters by the campaign.
+    expect(rowIds((await c.get(`/media-buys?campaign=${id}`)).text).sort()).toEqual(live.map((b) => b.id).sort());
   });
 
   it('never changes anything on a GET', async () => {
