@@ -119,6 +119,22 @@ describeInBrowser('media buys in a browser', () => {
     expect(await stayed(page)).toBe(true);
     // A viewer sees no action at all.
     expect(await page.locator('[data-action], form[action*="/pause"], form[action*="/cancel"], form[action*="/resume"]').count()).toBe(0);
+
+    // Every control labelled; on a phone the page itself never scrolls sideways (the chart and tables scroll in their frames).
+    for (const path of [`/media-buys/${buy.id}`, '/media-buys']) {
+      await page.goto(`${base()}${path}`);
+      const unlabelled = await page.evaluate(() =>
+        [...document.querySelectorAll('input:not([type=hidden]), select, textarea, button, meter')]
+          .filter((el) => !(el as HTMLInputElement).labels?.length && !el.getAttribute('aria-label') && !(el.tagName === 'BUTTON' && el.textContent!.trim() !== ''))
+          .map((el) => el.outerHTML.slice(0, 80)),
+      );
+      expect(unlabelled, path).toEqual([]);
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.goto(`${base()}${path}`);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth), path).toBeLessThanOrEqual(0);
+      await screenshot(page, `media-buy-phone${path === '/media-buys' ? '-list' : ''}`);
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
   });
 
   it('the list shows the buys as GET /v1/media-buys does, filters them, and follows a report live', async () => {
