@@ -98,8 +98,11 @@ describe('dashboard media buys pages', () => {
     expect(list).toContain('buys=1');
     const one = await openSse(`${orch.url}${stream}`, { cookie: c.cookieHeader() });
     const any = await openSse(`${orch.url}${list}`, { cookie: c.cookieHeader() });
+    // Another tenant's buy named: that stream hears nothing at all, not every change of ours.
+    const foreign = await openSse(`${orch.url}/live?buy=${theirs.id}`, { cookie: c.cookieHeader() });
     await one.waitForComments((t) => t === 'connected', 1, 5000);
     await any.waitForComments((t) => t === 'connected', 1, 5000);
+    await foreign.waitForComments((t) => t === 'connected', 1, 5000);
     const wake = (ids: string[]) => orch.app.live.wakes.emit({ tenantId: orch.tenantId, operationIds: ids, many: false });
     wake(['some-operation', mine[4]!.operation_id]);
     await new Promise((r) => setTimeout(r, 400));
@@ -110,8 +113,10 @@ describe('dashboard media buys pages', () => {
     // The buy's page heard of its create operation only; the list of the other buy only.
     expect(one.messages.filter((m) => m.event === 'change').map((m) => m.data.operations)).toEqual([[buy.operation_id]]);
     expect(any.messages.filter((m) => m.event === 'change').map((m) => m.data.operations)).toEqual([[mine[4]!.id]]);
+    expect(foreign.messages.filter((m) => m.event === 'change')).toEqual([]);
     one.close();
     any.close();
+    foreign.close();
   });
 
   it('refuses an action without a CSRF token, from a viewer, or on an ended buy, and changes nothing', async () => {

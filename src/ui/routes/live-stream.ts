@@ -43,8 +43,10 @@ export function liveStreamRoutes(app: FastifyInstance, deps: UiDeps, options: Li
     const campaign = typeof q.campaign === 'string' && q.campaign !== '' && q.campaign.length <= 100 ? await deps.store.campaigns.getForTenant(auth.tenantId, q.campaign) : undefined;
     const buys = campaign ? new Set(JSON.parse(campaign.buy_ids) as string[]) : undefined;
     // A buy's page: changes named by the buy's id (its reports, status, the end of a pause or cancel) or its create's.
-    const buy = typeof q.buy === 'string' && q.buy !== '' && q.buy.length <= 100 ? await deps.store.mediaBuys.getForTenant(auth.tenantId, q.buy) : undefined;
-    const buyIds = buy ? new Set([buy.id, buy.operation_id]) : undefined;
+    // A buy not found (another tenant's, none) gets nothing, not every change.
+    const askedBuy = typeof q.buy === 'string' && q.buy !== '' ? q.buy : undefined;
+    const buy = askedBuy && askedBuy.length <= 100 ? await deps.store.mediaBuys.getForTenant(auth.tenantId, askedBuy) : undefined;
+    const buyIds = askedBuy ? new Set(buy ? [buy.id, buy.operation_id] : []) : undefined;
     // The media buys page: changes of any buy (named by their `buy_` ids), not of every operation.
     const anyBuy = q.buys === '1';
     const keep = (change: LiveChange): LiveChange => {
