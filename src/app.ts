@@ -296,6 +296,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     publicUrl: config.ADCP_ORCH_PUBLIC_URL,
     wakeSubscriptions: () => subscriptions.wake(),
     answers,
+    mediaBuys,
     outage,
   });
   const starter = new OperationStarter(operations, spendApproval, guard);

@@ -1,5 +1,5 @@
 /**
- * Creatives of live media buys (migration 019): one row per (buy, creative_id).
+ * Creatives of live media buys (migration 020): one row per (buy, creative_id).
  *
  * Every write of a buy's creatives is made inside `MediaBuysRepo.mutateIn` of that
  * buy, so the buy's row lock guards them: a review that applies the seller's word

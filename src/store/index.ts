@@ -44,7 +44,7 @@ export interface Store {
   reports: MediaBuyReportsRepo;
   fires: ReportingFiresRepo;
   deliveryOutcomes: MediaBuyOutcomesRepo;
-  /** Creatives sent to live buys and their reviews (migration 019). */
+  /** Creatives sent to live buys and their reviews (migration 020). */
   creatives: CreativesRepo;
   close(): Promise<void>;
 }

@@ -57,7 +57,7 @@ export interface MediaBuysTable {
   status_check_at: number | null;
   report_due_at: number | null;
   delivery_poll_at: number | null;
-  /** Look at its creatives' reviews (migration 019); null while none is under review. */
+  /** Look at its creatives' reviews (migration 020); null while none is under review. */
   creative_check_at: number | null;
   lease_owner: string | null;
   lease_until: number | null;
@@ -141,7 +141,7 @@ export interface ReportingFiresTable {
   applied_at: number | null;
 }
 
-/** A creative sent to a buy's seller (migration 019): see src/store/creatives-repo.ts. */
+/** A creative sent to a buy's seller (migration 020): see src/store/creatives-repo.ts. */
 export interface MediaBuyCreativesTable {
   buy_id: string;
   creative_id: string;
