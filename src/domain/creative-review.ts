@@ -34,6 +34,8 @@ export interface TrackedCreative {
   operation_id: string;
   sync_state: string;
   sent_at: number;
+  /** When its send was seen to end; null while it is being sent. */
+  synced_at: number | null;
   review_deadline_at: number | null;
   stalled: number;
   inbox_state: string | null;
@@ -143,12 +145,14 @@ export function creativeFacts(c: Pick<TrackedCreative, 'creative_id' | 'name' | 
 }
 
 /**
- * What an observation changes. An answer read before the creative was last sent
- * (`readStartedAt` < `sent_at`) speaks of the version before, and changes nothing;
- * so does one about a creative whose send failed (the seller never took it).
+ * What an observation changes. Only an answer asked for after the creative's send
+ * was seen to end speaks of this version: one asked while it was being sent, or
+ * before (`readStartedAt` < `synced_at`), may speak of the version before (a
+ * correction's own rejected predecessor), and changes nothing; so does one about a
+ * creative whose send failed (the seller never took it).
  */
 export function observe(c: TrackedCreative, obs: CreativeObservation, readStartedAt: number, source: string, now: number): CreativeChange | null {
-  if (c.sent_at > readStartedAt || c.sync_state === 'failed') return null;
+  if (c.sync_state !== 'synced' || c.synced_at === null || c.synced_at > readStartedAt) return null;
   const approvals = obs.approvals ? mergeApprovals(c.approvals, obs.approvals) : c.approvals;
   const packageRejection = obs.approvals ? approvals.find((a) => a.status === 'rejected') : undefined;
   let status: string = c.status;

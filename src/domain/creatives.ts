@@ -75,6 +75,7 @@ export interface CreativeJsonSource {
   sync_state: string;
   sync_error: string | null;
   sent_at: number;
+  synced_at: number | null;
   review_deadline_at: number | null;
   stalled: number;
   stalled_at: number | null;
@@ -108,6 +109,7 @@ export function presentCreative(c: CreativeJsonSource) {
       advisory_status: c.advisory_status,
       ...(c.sync_error !== null ? { error: JSON.parse(c.sync_error) as unknown } : {}),
       sent_at: iso(c.sent_at),
+      synced_at: iso(c.synced_at),
     },
     // A rejection waiting for a person (`asked`: on its sync_creatives operation in the inbox) or answered.
     inbox: c.inbox_state as InboxState | null,

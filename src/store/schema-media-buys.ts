@@ -163,6 +163,8 @@ export interface MediaBuyCreativesTable {
   /** JSON {code, message} when the send failed (the operation, or this item). */
   sync_error: string | null;
   sent_at: number;
+  /** When the sync_creatives that sent it was seen to end (null while it is being sent). */
+  synced_at: number | null;
   review_deadline_at: number | null;
   stalled: number;
   stalled_at: number | null;

@@ -133,14 +133,14 @@ export class CreativeRecorder {
               t,
               b.id,
               c.creative_id,
-              { sync_state: 'synced', advisory_status: null, sync_error: JSON.stringify({ code: 'SYNC_ITEM_FAILED', errors: item.errors ?? [] }), status: 'rejected', rejection_reason: reason, decided_at: now, inbox_state: 'owed' },
+              { sync_state: 'synced', synced_at: now, advisory_status: null, sync_error: JSON.stringify({ code: 'SYNC_ITEM_FAILED', errors: item.errors ?? [] }), status: 'rejected', rejection_reason: reason, decided_at: now, inbox_state: 'owed' },
               now,
             );
             events.push({ source: 'call', kind: 'creative_rejected', at: now, detail: creativeFacts(c, { status: 'rejected', from: c.status, rejection_reason: reason, errors: item.errors ?? [] }) });
             continue;
           }
           // Advisory only: the seller's review is learnt by asking (creative-review.ts), never from this reply.
-          await this.deps.store.creatives.updateIn(t, b.id, c.creative_id, { sync_state: 'synced', advisory_status: item?.advisory_status ?? null }, now);
+          await this.deps.store.creatives.updateIn(t, b.id, c.creative_id, { sync_state: 'synced', synced_at: now, advisory_status: item?.advisory_status ?? null }, now);
           if (item?.assignment_errors) events.push({ source: 'call', kind: 'creative_assignment_failed', at: now, detail: creativeFacts(c, { assignment_errors: item.assignment_errors }) });
         }
         return { patch: await this.timerPatch(t, b, now), events, value: null };

@@ -18,8 +18,9 @@
  *    not the seller answered: the deadline is ours;
  * 4. rejections learnt are taken to the inbox (creative-inbox.ts).
  *
- * An answer read before a creative was sent again (a correction) is not applied to
- * it: `readStartedAt` against the creative's `sent_at`.
+ * An answer asked for before a creative's send was seen to end (a correction
+ * still on its way, say) is not applied to it: `readStartedAt` against the
+ * creative's `synced_at`.
  */
 import type { Logger } from 'pino';
 import { listCreatives } from '../../adcp/creative-reads.js';

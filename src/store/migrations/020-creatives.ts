@@ -36,6 +36,8 @@ async function up(db: Kysely<any>): Promise<void> {
     .addColumn('sync_error', 'text')
     // The review's clock: from the send; past the deadline it is stalled (once).
     .addColumn('sent_at', 'bigint', (c) => c.notNull())
+    // When its send was seen to end: only what the seller says after that is about this version.
+    .addColumn('synced_at', 'bigint')
     .addColumn('review_deadline_at', 'bigint')
     .addColumn('stalled', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('stalled_at', 'bigint')

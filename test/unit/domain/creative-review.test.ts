@@ -13,6 +13,7 @@ const creative = (over: Partial<TrackedCreative> = {}): TrackedCreative => ({
   operation_id: 'op_1',
   sync_state: 'synced',
   sent_at: NOW - 1_000,
+  synced_at: NOW - 900,
   review_deadline_at: NOW + 5_000,
   stalled: 0,
   inbox_state: null,
@@ -53,8 +54,11 @@ describe('observe', () => {
     expect(all.patch.status).toBe('approved');
   });
 
-  it('an answer read before the creative was sent again, or about a send that failed, changes nothing', () => {
-    expect(observe(creative({ sent_at: NOW }), { creative_id: 'cr_1', status: 'rejected' }, NOW - 1, 'poll', NOW)).toBeNull();
+  it('an answer asked for while the creative was being sent, or before its send ended, or about a send that failed, changes nothing', () => {
+    // A correction on its way: the seller may still speak of the rejected version before it.
+    expect(observe(creative({ sync_state: 'sending', synced_at: null }), { creative_id: 'cr_1', status: 'rejected' }, NOW, 'poll', NOW)).toBeNull();
+    expect(observe(creative({ synced_at: NOW }), { creative_id: 'cr_1', status: 'rejected' }, NOW - 1, 'poll', NOW)).toBeNull();
+    expect(observe(creative({ synced_at: NOW }), { creative_id: 'cr_1', status: 'rejected' }, NOW, 'poll', NOW)).not.toBeNull();
     expect(observe(creative({ sync_state: 'failed' }), { creative_id: 'cr_1', status: 'approved' }, NOW, 'poll', NOW)).toBeNull();
   });
 

@@ -7,7 +7,7 @@ const NOW = Date.parse('2026-06-01T12:00:00Z');
 const EVIL = '<img src=x onerror=alert(1)>';
 const row = (over: Partial<CreativeRow> = {}): CreativeRow => ({
   buy_id: 'buy_1', creative_id: 'cr_1', tenant_id: 't', name: 'Banner', status: 'pending_review', package_ids: '["pkg_1"]', approvals: '[]',
-  rejection_reason: null, advisory_status: 'pending_review', operation_id: 'op_sync_1', sync_state: 'synced', sync_error: null, sent_at: NOW - 60_000,
+  rejection_reason: null, advisory_status: 'pending_review', operation_id: 'op_sync_1', sync_state: 'synced', sync_error: null, sent_at: NOW - 60_000, synced_at: NOW - 59_000,
   review_deadline_at: NOW + 3_600_000, stalled: 0, stalled_at: null, inbox_state: null, dismissed_at: null, dismissed_by: null, seller_updated_at: null,
   decided_at: null, created_at: NOW - 60_000, updated_at: NOW - 60_000, ...over,
 });
