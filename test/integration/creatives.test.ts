@@ -149,6 +149,22 @@ describe('creatives of a live buy', () => {
     expect(await metric(orch, 'creative_reviews_total', { outcome: 'rejected' })).toBe(1);
   });
 
+  it("an item the seller refuses in its sync reply is a rejection with the seller's errors, in the inbox at once", async () => {
+    stack = await fastReviews();
+    const { seller, orch, agentId } = stack;
+    const buy = await buyLive(orch, agentId);
+    const { assets: _assets, ...noAssets } = displayCreative('cr_broken', 'Banner without assets', seller.url);
+    const sent = await orch.api('POST', `/v1/media-buys/${buy.id}/creatives`, { creatives: [displayCreative('cr_fine', 'Banner', seller.url), noAssets] });
+    expect(sent.status).toBe(202);
+    // Recorded in the commit that ended the sync: the answer the POST returns already waits for a person.
+    expect(sent.body).toMatchObject({ status: 'completed', needs_input: true, input_request: { kind: 'creative_rejected', creative_id: 'cr_broken' } });
+    expect(sent.body.input_request.rejection_reason).toContain('assets');
+    const broken = (await orch.api('GET', `/v1/media-buys/${buy.id}`)).body.creatives.find((c: any) => c.creative_id === 'cr_broken');
+    expect(broken).toMatchObject({ status: 'rejected', inbox: 'asked', sync: { state: 'synced', error: { code: 'SYNC_ITEM_FAILED' } } });
+    expect(seller.creatives.list('acc_live').map((c) => c.creative_id)).toEqual(['cr_fine']);
+    await creativeWhen(orch, buy.id, 'cr_fine', (c) => c.status === 'approved');
+  });
+
   it('a rejection dismissed stays rejected, with who dismissed it, and nothing is sent', async () => {
     stack = await fastReviews();
     const { seller, orch, agentId } = stack;

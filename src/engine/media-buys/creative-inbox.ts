@@ -113,6 +113,9 @@ export class CreativeInbox {
       },
       now,
     );
-    return asked.outcome === 'applied' ? { row: asked.row, events: asked.events, notifications: asked.notifications } : undefined;
+    if (asked.outcome !== 'applied') return undefined;
+    // The caller's row is this operation's (a write hook's, or the locked one): it answers as committed.
+    Object.assign(op, asked.row);
+    return { row: asked.row, events: asked.events, notifications: asked.notifications };
   }
 }
