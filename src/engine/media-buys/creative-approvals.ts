@@ -3,7 +3,7 @@
  * its creatives inside a status read's commit (status-apply.ts), by the same rules
  * as every observation of a creative (src/domain/creative-review.ts).
  */
-import { nextCreativeCheck, observe, approvalsOfBuy, type CreativePolicy, type TrackedCreative } from '../../domain/creative-review.js';
+import { approvalsOfBuy, nextCreativeCheck, observe, type CreativePolicy, type TrackedCreative } from '../../domain/creative-review.js';
 import type { NewEventSpec } from '../../domain/media-buy-plans.js';
 import type { MediaBuyRow, Store } from '../../store/index.js';
 import { trackedOf } from '../../store/creatives-repo.js';

@@ -33,15 +33,12 @@ import { withNextCheck } from '../../domain/media-buy-timers.js';
 import type { MediaBuyRow, Store } from '../../store/index.js';
 import { trackedOf, type CreativeRow } from '../../store/creatives-repo.js';
 import type { Lease } from '../../store/operations-repo.js';
-import type { Tx } from '../../store/tx.js';
 import { BrokenCircuitError, type AgentBreakers } from '../breakers.js';
 import { buyChange, type ChangeBus } from '../change-bus.js';
 import type { Clock } from '../clock.js';
 import type { Metrics } from '../metrics.js';
 import { writeChange } from './creative-approvals.js';
 import { buyInReply } from './status-apply.js';
-
-type Json = Record<string, unknown>;
 
 /** Pages of list_creatives read per review (100 creatives each): a buy has far fewer under review. */
 const MAX_PAGES = 10;
