@@ -138,6 +138,7 @@ export function buildAdcpServer(
         description:
           'Sync creatives to the library: {idempotency_key, account, creatives: [{creative_id, name, format_id, assets}], assignments?: [{creative_id, package_id}]}. ' +
           'Each is reviewed shortly after: rejected when its name contains "reject", never reviewed when it contains "hold", approved otherwise. ' +
+          'A creative named with "queue" makes the whole sync answer submitted, done later as a task. ' +
           'A buy of sandbox_awaiting_creatives starts once every package has an approved creative.',
         inputSchema: openInput,
         handler: logged('sync_creatives', (args) => core.syncCreatives(args, caller.principal)),

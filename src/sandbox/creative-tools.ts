@@ -2,7 +2,9 @@
  * The sandbox seller's `sync_creatives` and `list_creatives` (AdCP 3.0.6 shapes)
  * over its creative library (creative-library.ts).
  *
- * `sync_creatives` is idempotent by key like every mutation and answers at once:
+ * `sync_creatives` is idempotent by key like every mutation and answers at once
+ * (or, when a creative's name contains "queue", `submitted` with a task that does
+ * the sync and completes later, its result by webhook and `tasks/get`):
  * each creative `created`, `updated` or `unchanged` with its advisory
  * `pending_review` status, or `failed` with the schema's complaints about it (the
  * others still go through: lenient, as AdCP allows per item); assignments to the
@@ -11,7 +13,9 @@
  * whole. `list_creatives` filters by ids, statuses, names, buys and update times,
  * and pages with a cursor.
  */
+import { checkPushConfig } from './behaviours.js';
 import type { IdempotencyLedger } from './idempotency.js';
+import type { TaskRegistry } from './tasks.js';
 import { IDEMPOTENCY_KEY_PATTERN } from './idempotency.js';
 import { CREATIVE_STATUSES, CreativeLibrary, type LibraryCreative } from './creative-library.js';
 import type { MediaBuyBook } from './media-buy-book.js';
@@ -20,15 +24,45 @@ import { errorResult, isPlainObject, ok, type ToolResult } from './wire.js';
 
 type Args = Record<string, unknown>;
 
+/** A sync queued as a task: `run` does it and returns the reply's body; the tool answers what this returns (`submitted`). */
+export type QueueSync = (args: Args, run: () => Record<string, unknown>) => ToolResult;
+
+const QUEUE_WORD = /queue/i;
+
+/** Queues a sync as a `submitted` task that runs it after `delayMs` and completes with its reply (webhook, tasks/get). */
+export function queueAsTask(tasks: TaskRegistry, delayMs: number): QueueSync {
+  return (args, run) => {
+    const push = checkPushConfig(args.push_notification_config);
+    const message = 'Sandbox: creatives queued for ingestion; poll tasks/get or wait for the webhook.';
+    const echo = args.context !== undefined ? { context: args.context } : {};
+    const task = tasks.create({
+      task_type: 'sync_creatives',
+      status: 'submitted',
+      message,
+      ...echo,
+      ...(push && !('code' in push) && { push }),
+      ...(typeof args.idempotency_key === 'string' && { idempotency_key: args.idempotency_key }),
+      request: args,
+    });
+    tasks.schedule(delayMs, () => tasks.transition(task.task_id, 'completed', { result: run() }));
+    return ok({ status: 'submitted', task_id: task.task_id, message, ...echo });
+  };
+}
+
 export async function syncCreatives(
   library: CreativeLibrary,
   book: MediaBuyBook,
   ledger: IdempotencyLedger,
   args: Args,
   principal: string,
-  /** What every item's advisory status says instead of its own (LiveBuyOptions.creativeAdvisoryStatus). */
-  advisory?: string,
+  opts: {
+    /** What every item's advisory status says instead of its own (LiveBuyOptions.creativeAdvisoryStatus). */
+    advisory?: string;
+    /** How a sync whose creatives ask for it ("queue" in a name) is run later, as a task. */
+    queue?: QueueSync;
+  } = {},
 ): Promise<ToolResult> {
+  const advisory = opts.advisory;
   const echo = args.context !== undefined ? { context: args.context } : {};
   const fail = (code: string, message: string, field?: string, details?: Record<string, unknown>): ToolResult =>
     errorResult(code, message, { recovery: 'correctable', ...(field && { field }), ...(details && { details }), extra: echo });
@@ -47,6 +81,13 @@ export async function syncCreatives(
   if (whole.length > 0) return fail('INVALID_REQUEST', `sync_creatives is off the AdCP schema: ${whole.slice(0, 5).join('; ')}`, undefined, { issues: whole.slice(0, 20) });
   const accountId = CreativeLibrary.accountOf(args.account);
   const { result } = await ledger.run(principal, key, args, async () => {
+    const queued = opts.queue && (args.creatives as unknown[]).some((c) => isPlainObject(c) && typeof c.name === 'string' && QUEUE_WORD.test(c.name));
+    return queued ? opts.queue!(args, run) : ok(run());
+  });
+  return result;
+
+  /** The sync itself: the library changed, and the reply's body. */
+  function run(): Record<string, unknown> {
     const packagesOf = new Map<string, { buyId: string }>();
     for (const buy of book.list({ account: args.account })) for (const p of buy.packages) packagesOf.set(p.package_id, { buyId: buy.media_buy_id });
     const assignments = (Array.isArray(args.assignments) ? args.assignments : []).filter(isPlainObject);
@@ -79,9 +120,8 @@ export async function syncCreatives(
     });
     const body = { creatives: items, sandbox: true, ...echo };
     assertValidAdcpReply('sandbox seller', 'sync_creatives', body);
-    return ok(body);
-  });
-  return result;
+    return body;
+  }
 }
 
 function iso(raw: unknown): number | undefined {

@@ -165,6 +165,28 @@ describe('creatives of a live buy', () => {
     await creativeWhen(orch, buy.id, 'cr_fine', (c) => c.status === 'approved');
   });
 
+  it('a sync the seller queues (submitted) is tracked like any task; its creatives are reviewed once it completes', async () => {
+    stack = await startLiveBuyStack({
+      seller: { reportClock: true, statusStepMs: 100, reportIntervalMs: 600_000, creativeReviewMs: 300, submittedDelayMs: 800 },
+      env: { ADCP_ORCH_CREATIVE_POLL_INTERVAL_MS: '200', ADCP_ORCH_MEDIA_BUY_POLL_INTERVAL_MS: '300' },
+    });
+    const { seller, orch, agentId } = stack;
+    const buy = await buyLive(orch, agentId, {}, ['sandbox_awaiting_creatives']);
+    const sent = await orch.api('POST', `/v1/media-buys/${buy.id}/creatives`, {
+      creatives: [displayCreative('cr_q', 'Banner (queue)', seller.url)],
+      assignments: [{ creative_id: 'cr_q', package_id: buy.packages[0].package_id }],
+    });
+    expect(sent.body).toMatchObject({ status: 'submitted', task_id: expect.any(String) });
+    expect((await orch.api('GET', `/v1/media-buys/${buy.id}`)).body.creatives[0]).toMatchObject({ status: 'processing', sync: { state: 'sending', synced_at: null } });
+    // Completed by the seller's signed webhook, its result the sync's reply.
+    const done = await operationWhen(orch, sent.body.id, (op) => op.status === 'completed');
+    expect(done.events.some((e: any) => e.source === 'webhook' && e.to === 'completed')).toBe(true);
+    expect(done.result.creatives[0]).toMatchObject({ creative_id: 'cr_q', action: 'created' });
+    const approved = await creativeWhen(orch, buy.id, 'cr_q', (c) => c.status === 'approved');
+    expect(approved.sync).toMatchObject({ state: 'synced', advisory_status: 'pending_review' });
+    await buyWhen(orch, buy.id, (b) => b.status === 'active');
+  });
+
   it('a rejection dismissed stays rejected, with who dismissed it, and nothing is sent', async () => {
     stack = await fastReviews();
     const { seller, orch, agentId } = stack;
