@@ -167,7 +167,7 @@ describe('creatives of a live buy', () => {
 
   it('a sync the seller queues (submitted) is tracked like any task; its creatives are reviewed once it completes', async () => {
     stack = await startLiveBuyStack({
-      seller: { reportClock: true, statusStepMs: 100, reportIntervalMs: 600_000, creativeReviewMs: 300, submittedDelayMs: 800 },
+      seller: { reportClock: true, statusStepMs: 100, reportIntervalMs: 600_000, creativeReviewMs: 300, submittedDelayMs: 2_000 },
       env: { ADCP_ORCH_CREATIVE_POLL_INTERVAL_MS: '200', ADCP_ORCH_MEDIA_BUY_POLL_INTERVAL_MS: '300' },
     });
     const { seller, orch, agentId } = stack;
