@@ -12,11 +12,15 @@ import { SANDBOX_REJECTION_REASON } from '../../src/sandbox/seller.js';
 import { creativeWhen, displayCreative, operationWhen } from '../helpers/creatives.js';
 import { buyLive, buyNotifications, buyWhen, metric, startLiveBuyStack, type LiveBuyStack } from '../helpers/live-buys.js';
 import { eventually } from '../helpers/orchestrator.js';
+import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
+import { Webhook } from 'standardwebhooks';
 
 let stack: LiveBuyStack | undefined;
+const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
   await stack?.close();
   stack = undefined;
+  while (cleanups.length > 0) await cleanups.pop()!();
 });
 
 /** The seller reviews quickly and its flight clock runs (a started buy turns active); the orchestrator looks often. */
@@ -96,6 +100,11 @@ describe('creatives of a live buy', () => {
   it('a rejection reaches the buy and the inbox with its reason; a corrected creative goes out as a child operation and is approved', async () => {
     stack = await fastReviews();
     const { seller, orch, agentId } = stack;
+    // A subscriber to creative.rejected alone hears of it, signed.
+    const rcv = await startWebhookReceiver();
+    cleanups.push(() => rcv.close());
+    const subscription = await orch.api('POST', '/v1/subscriptions', { url: `${rcv.url}/hooks`, events: ['creative.rejected'] });
+    expect(subscription.status).toBe(201);
     const buy = await buyLive(orch, agentId);
     const packageId = buy.packages[0].package_id;
     const sent = await orch.api('POST', `/v1/media-buys/${buy.id}/creatives`, {
@@ -147,6 +156,10 @@ describe('creatives of a live buy', () => {
     const events = (await orch.api('GET', `/v1/media-buys/${buy.id}`)).body.events;
     expect(events.find((e: any) => e.kind === 'creative_rejection_answered')).toMatchObject({ actor: answered.actor, detail: { decision: 'corrected', child_id: child.id, creative_ids: ['cr_bad'] } });
     expect(await metric(orch, 'creative_reviews_total', { outcome: 'rejected' })).toBe(1);
+    const delivered = await rcv.waitFor(() => rcv.requests.find((r) => r.answered === 204));
+    const heard = new Webhook(subscription.body.secret).verify(delivered.body, delivered.headers) as any;
+    expect(heard).toMatchObject({ type: 'creative.rejected', data: { media_buy: { id: buy.id }, event: { detail: { creative_id: 'cr_bad', rejection_reason: SANDBOX_REJECTION_REASON } } } });
+    expect(rcv.requests.map((r) => JSON.parse(r.body).type)).toEqual(['creative.rejected']);
   });
 
   it("an item the seller refuses in its sync reply is a rejection with the seller's errors, in the inbox at once", async () => {
