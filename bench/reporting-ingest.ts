@@ -59,8 +59,12 @@ log(`machine: ${machineLine()}`);
 const dir = tempDir();
 const bench = await startBenchApp({ dbPath: join(dir, 'orchestrator.db') });
 const origin = bench.url;
-// Nothing listens there: a buy's status reads after its reports (and a completed operation's) fail fast, as in webhook-ingest.
-const agentId = await addAgent(bench, 'http://127.0.0.1:9/mcp');
+// The seller, in its own process, answers the status read that follows a buy's reports (and a
+// completed create's) at once, as a live seller does: reads that failed would be retried in a
+// storm of writes that has nothing to do with ingest.
+const seller = spawnTs('bench/lib/fast-seller.ts');
+const { url: sellerUrl } = await nextMessage<{ url: string }>(seller, (m) => 'url' in m);
+const agentId = await addAgent(bench, sellerUrl);
 
 type Side = 'webhook' | 'reporting';
 const opPrefix = (k: number | string) => `rw-op-${k}-`;
@@ -135,6 +139,7 @@ for (let k = 0; k < N_ROUNDS; k++) {
   }
 }
 loadgen.stdin!.end();
+seller.stdin!.end();
 
 // --- Checks ---
 const ok = (side: Side) => rounds[side].reduce((n, r) => n + r.load.ok, 0);
