@@ -19,6 +19,10 @@
  * checks passing: every fire acknowledged stored once and applied, every buy holding
  * exactly the sum of the fires stored for it, every operation delivery applied once.
  *
+ * Printed beside it, for information: each path's ceiling (the engine and store alone,
+ * no HTTP, bench/lib/ingest-ceiling.ts) in alternating rounds, with the CPU time spent
+ * per delivery, the figure least disturbed by a busy machine.
+ *
  * --profile DIR writes a CPU profile of the first reporting round (not a run of record).
  *
  *   npx tsx bench/reporting-ingest.ts [--seconds 5] [--rounds 3] [--ops 5000] [--buys 5000] [--profile DIR]
@@ -30,6 +34,7 @@ import { sql } from 'kysely';
 import { fmt, log, machineLine, median, nextMessage, printResults, REPO_ROOT, send, spawnTs, tempDir, waitForCount, type ResultRow } from './lib/common.js';
 import { Profiler, topSelf, topSelfTable } from './lib/cpu-profile.js';
 import { perSecond } from './lib/floor-report.js';
+import { operationWebhookCeiling, reportingFireCeiling, type Ceiling } from './lib/ingest-ceiling.js';
 import { seedHmacRequests } from './lib/ingest-rate.js';
 import type { LoadJob, LoadResult } from './lib/loadgen.js';
 import { addAgent, startBenchApp } from './lib/orchestrator.js';
@@ -83,6 +88,13 @@ for (let k = 0; k < N_ROUNDS; k++) {
   files.webhook.push(seedHmacRequests(bench, agentId, opPrefix(k), OPS));
   files.reporting.push(writeFires(`fires-${k}`, buyPrefix(k), BUYS));
 }
+// The ceilings' own sets, under prefixes of their own (their deliveries are no load generator's 200s).
+const CEILING_ROUNDS = 2;
+const ceilingFiles: Record<Side, string[]> = { webhook: [], reporting: [] };
+for (let k = 0; k < CEILING_ROUNDS; k++) {
+  ceilingFiles.webhook.push(seedHmacRequests(bench, agentId, `rc-op-${k}-`, OPS));
+  ceilingFiles.reporting.push(writeFires(`ceiling-fires-${k}`, `buy_rc-${k}-`, BUYS));
+}
 
 const loadgen = spawnTs('bench/lib/loadgen.ts');
 async function load(job: Omit<LoadJob, 'cmd' | 'connections' | 'pipelining' | 'inFlight'>): Promise<LoadResult> {
@@ -92,7 +104,7 @@ async function load(job: Omit<LoadJob, 'cmd' | 'connections' | 'pipelining' | 'i
   const m = await reply;
   if (m.error) throw new Error(m.error);
   const r = m.result as LoadResult;
-  if (SQL_TIMING) log(`${r.label}, ${r.ok} deliveries:\n${sqlTimingReport(8)}`);
+  if (SQL_TIMING) log(`${r.label}, ${r.ok} deliveries:\n${sqlTimingReport(24)}`);
   log(`${r.label}: ${fmt(r.perSecond)}/s ok, sent ${r.sent}, statuses ${JSON.stringify(r.statuses)}, errors ${r.errors}, p50 ${r.p50ms.toFixed(1)} ms, p99 ${r.p99ms.toFixed(1)} ms${r.firstErrorBody ? `, first non-2xx: ${r.firstErrorBody}` : ''}`);
   return r;
 }
@@ -139,6 +151,15 @@ for (let k = 0; k < N_ROUNDS; k++) {
   }
 }
 loadgen.stdin!.end();
+
+const ceilings: Record<Side, Ceiling[]> = { webhook: [], reporting: [] };
+for (let k = 0; k < CEILING_ROUNDS; k++) {
+  for (const side of (k % 2 === 0 ? ['webhook', 'reporting'] : ['reporting', 'webhook']) as Side[]) {
+    const c = await (side === 'webhook' ? operationWebhookCeiling : reportingFireCeiling)(bench.app, ceilingFiles[side][k]!, SECONDS * 1000);
+    log(`ceiling round ${k + 1} ${side}: ${fmt(c.perSecond)}/s applied, ${c.other} other, ${fmt(c.cpuMicros)} µs CPU per delivery`);
+    ceilings[side].push(c);
+  }
+}
 seller.stdin!.end();
 
 // --- Checks ---
@@ -167,6 +188,7 @@ const { rows: opRows } = await sql<{ applied: number; received: number; rows: nu
        WHERE operation_id LIKE 'rw-op-%' AND kind = 'transition' AND to_status = 'completed'
        GROUP BY operation_id HAVING count(*) > 1)) AS twice`.execute(bench.app.store.db.kysely);
 const op = opRows[0]!;
+const ceilingFires = checkFires(bench.dbPath, 'buy_rc-');
 await bench.close();
 
 const checkRows: ResultRow[] = [
@@ -184,7 +206,18 @@ const checkRows: ResultRow[] = [
   { figure: '  check, operation webhooks: every 200 applied (applied / 200s)', value: `${op.applied} / ${ok('webhook')}`, target: 'equal', pass: Number(op.applied) === ok('webhook') },
   { figure: '  check, operation webhooks: none unapplied, none twice (received; rows / keys; completed twice)', value: `${op.received}; ${op.rows} / ${op.keys}; ${op.twice}`, target: '0; equal; 0', pass: Number(op.received) === 0 && Number(op.rows) === Number(op.keys) && Number(op.twice) === 0 },
   { figure: '  check, operation webhooks: every request answered 200', value: `${ok('webhook')} / ${sent('webhook')}`, target: 'equal', pass: ok('webhook') === sent('webhook') },
+  {
+    figure: '  check, ceiling fires: each applied once, every buy right (applied / stored; unapplied; wrong buys)',
+    value: `${ceilings.reporting.reduce((n, c) => n + c.applied, 0)} / ${ceilingFires.applied}; ${ceilingFires.received}; ${ceilingFires.wrongBuys}`,
+    target: 'equal; 0; 0',
+    pass: ceilings.reporting.reduce((n, c) => n + c.applied + c.other, 0) === ceilingFires.applied && ceilingFires.received === 0 && ceilingFires.wrongBuys === 0,
+  },
 ];
+const ceilingOf = (side: Side) => {
+  const cs = ceilings[side];
+  const applied = cs.reduce((n, c) => n + c.applied, 0);
+  return { rate: applied / cs.reduce((n, c) => n + c.seconds, 0), cpu: cs.reduce((n, c) => n + c.cpuMicros * c.applied, 0) / Math.max(1, applied) };
+};
 const ratios = rounds.reporting.map((r, i) => rateOf(r) / rateOf(rounds.webhook[i]!));
 const ratio = median(ratios);
 const checksPassed = checkRows.every((r) => r.pass !== false);
@@ -200,6 +233,14 @@ const rows: ResultRow[] = [
   { figure: '  per round: operation webhooks / reporting fires', value: rounds.webhook.map((r, i) => `${fmt(rateOf(r))} / ${fmt(rateOf(rounds.reporting[i]!))}`).join('; ') },
   { figure: '  wait after each round until its last 200 was applied: webhooks; fires', value: `${rounds.webhook.map((r) => `${(r.applyWait * 1000).toFixed(0)}`).join('/')}; ${rounds.reporting.map((r) => `${(r.applyWait * 1000).toFixed(0)}`).join('/')} ms` },
   { figure: '  p99 per round: operation webhooks / reporting fires', value: rounds.webhook.map((r, i) => `${r.load.p99ms.toFixed(1)} / ${rounds.reporting[i]!.load.p99ms.toFixed(1)} ms`).join('; ') },
+  {
+    figure: `  information: ceiling, engine + store alone (no HTTP), ${CEILING_ROUNDS} alternating rounds: operation webhooks / fires`,
+    value: `${perSecond(ceilingOf('webhook').rate)} / ${perSecond(ceilingOf('reporting').rate)} = ${(ceilingOf('reporting').rate / ceilingOf('webhook').rate).toFixed(3)}×`,
+  },
+  {
+    figure: '  information: ceiling, CPU of this process per delivery: operation webhooks / fires',
+    value: `${fmt(ceilingOf('webhook').cpu)} / ${fmt(ceilingOf('reporting').cpu)} µs = ${(ceilingOf('webhook').cpu / ceilingOf('reporting').cpu).toFixed(3)}×`,
+  },
   ...checkRows,
 ];
 printResults(
