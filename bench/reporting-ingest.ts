@@ -13,7 +13,9 @@
  *   its 200.
  *
  * A round of either ends when its last acknowledged delivery is applied (the wait is
- * added to the round's time). The figure of record: reporting ÷ operation webhooks, the
+ * added to the round's time); the next starts once the background work it caused (a
+ * buy's status read a second after its report) is done, so neither side is charged
+ * with the other's. The figure of record: reporting ÷ operation webhooks, the
  * median of the per-round ratios; target ≥ 0.8 (a fire does more than a status update:
  * a report row, the buy's figures recomputed from its ledger). It counts only with its
  * checks passing: every fire acknowledged stored once and applied, every buy holding
@@ -34,7 +36,7 @@ import { sql } from 'kysely';
 import { fmt, log, machineLine, median, nextMessage, printResults, REPO_ROOT, send, spawnTs, tempDir, waitForCount, type ResultRow } from './lib/common.js';
 import { Profiler, topSelf, topSelfTable } from './lib/cpu-profile.js';
 import { perSecond } from './lib/floor-report.js';
-import { operationWebhookCeiling, reportingFireCeiling, type Ceiling } from './lib/ingest-ceiling.js';
+import { operationWebhookCeiling, reportingFireCeiling, settle, type Ceiling } from './lib/ingest-ceiling.js';
 import { seedHmacRequests } from './lib/ingest-rate.js';
 import type { LoadJob, LoadResult } from './lib/loadgen.js';
 import { addAgent, startBenchApp } from './lib/orchestrator.js';
@@ -148,6 +150,8 @@ for (let k = 0; k < N_ROUNDS; k++) {
       log(`profile written to ${out}`);
     }
     rounds[side].push({ load: r, applyWait: done.seconds });
+    // The status reads a round's deliveries cause (a second after each report) done before the other side's round.
+    await settle(bench.app);
   }
 }
 loadgen.stdin!.end();
