@@ -11,6 +11,7 @@ import { sql, type Selectable } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { buyNotificationFor } from '../domain/media-buy-status.js';
 import { mediaBuyNotificationBody, presentMediaBuy } from '../domain/media-buy-json.js';
+import { CompiledQueries, isPrimitive } from './compiled.js';
 import type { Db } from './db.js';
 import type { MediaBuysTable } from './schema.js';
 import { inWriteTransaction, type Tx } from './tx.js';
@@ -62,11 +63,16 @@ export function newBuyId(): string {
 }
 
 export class MediaBuysRepo {
+  /** The reporting path's fixed-shape statements, compiled once (src/store/compiled.ts), as the webhook path's. */
+  private readonly compiled: CompiledQueries;
+
   constructor(
     private readonly db: Db,
     private readonly notifications: NotificationsRepo,
     private readonly options: { publicUrl?: string } = {},
-  ) {}
+  ) {
+    this.compiled = new CompiledQueries(db.direct);
+  }
 
   /** Inserts a new buy and its first events, unless its operation (or its seller id) already has one: then null. */
   async insertIn(trx: Tx, row: MediaBuyRow, events: NewEvent[]): Promise<BuyWritten | null> {
@@ -96,21 +102,17 @@ export class MediaBuysRepo {
 
   /** A seller's buy among one tenant's buys with that agent: what a report row may name. */
   async bySellerIdIn(trx: Tx, tenantId: string, agentId: string, mediaBuyId: string): Promise<MediaBuyRow | undefined> {
-    return trx
-      .selectFrom('media_buys')
-      .selectAll()
-      .where('agent_id', '=', agentId)
-      .where('media_buy_id', '=', mediaBuyId)
-      .where('tenant_id', '=', tenantId)
-      .executeTakeFirst();
+    const { rows } = await this.compiled.execute(trx, 'bySellerId', [agentId, mediaBuyId, tenantId], ([a, m, t]) =>
+      trx.selectFrom('media_buys').selectAll().where('agent_id', '=', a).where('media_buy_id', '=', m).where('tenant_id', '=', t),
+    );
+    return rows[0];
   }
 
   async reportingTarget(token: string): Promise<ReportingTarget | undefined> {
-    return this.db.kysely
-      .selectFrom('media_buys')
-      .select(['id', 'tenant_id', 'agent_id', 'reporting_auth', 'reporting_secret_enc'])
-      .where('reporting_token', '=', token)
-      .executeTakeFirst();
+    const { rows } = await this.compiled.execute(this.db.kysely, 'reportingTarget', [token], ([p]) =>
+      this.db.kysely.selectFrom('media_buys').select(['id', 'tenant_id', 'agent_id', 'reporting_auth', 'reporting_secret_enc']).where('reporting_token', '=', p),
+    );
+    return rows[0];
   }
 
   async events(buyId: string): Promise<BuyEventRow[]> {
@@ -214,18 +216,37 @@ export class MediaBuysRepo {
    * events and their notifications. Only database calls on `trx` are awaited.
    */
   async mutateIn<T>(trx: Tx, id: string, lease: Lease | null, plan: (row: MediaBuyRow, trx: Tx) => Promise<BuyPlan<T>> | BuyPlan<T>, now = Date.now()): Promise<BuyMutateResult<T>> {
-    let q = trx.selectFrom('media_buys').selectAll().where('id', '=', id);
-    if (this.db.dialect === 'postgres') q = q.forUpdate();
-    const row = await q.executeTakeFirst();
+    const { rows } = await this.compiled.execute(trx, 'getLocked', [id], ([p]) => {
+      const q = trx.selectFrom('media_buys').selectAll().where('id', '=', p);
+      return this.db.dialect === 'postgres' ? q.forUpdate() : q;
+    });
+    const row = rows[0];
     if (!row) return { outcome: 'not_found' };
     if (lease && (row.lease_owner !== lease.owner || row.lease_epoch !== lease.epoch)) return { outcome: 'lease_lost', row };
     const decided = await plan(row, trx);
     const events = decided.events ?? [];
     if (!decided.patch && events.length === 0) return { outcome: 'unchanged', row, value: decided.value };
     const patch: MediaBuyPatch = { ...decided.patch, updated_at: now };
-    await trx.updateTable('media_buys').set(patch).where('id', '=', id).execute();
+    await this.update(trx, id, patch);
     const updated = { ...row, ...patch } as MediaBuyRow;
     return { outcome: 'applied', value: decided.value, row: updated, ...(await this.writeEvents(trx, updated, events, now)) };
+  }
+
+  /** UPDATE … SET <patch> WHERE id: compiled once per set of columns. */
+  private async update(trx: Tx, id: string, patch: MediaBuyPatch): Promise<void> {
+    const entries = Object.entries(patch).filter(([, v]) => v !== undefined);
+    if (!entries.every(([, v]) => isPrimitive(v))) {
+      await trx.updateTable('media_buys').set(patch).where('id', '=', id).execute();
+      return;
+    }
+    const columns = entries.map(([k]) => k);
+    const params = [...entries.map(([, v]) => v as string | number | null), id];
+    await this.compiled.execute(trx, `update:${columns.join(',')}`, params, (p) =>
+      trx
+        .updateTable('media_buys')
+        .set(Object.fromEntries(columns.map((c, i) => [c, p[i]])))
+        .where('id', '=', p[columns.length]),
+    );
   }
 
   private async writeEvents(trx: Tx, row: MediaBuyRow, events: NewEvent[], now: number): Promise<{ events: BuyEventRow[]; notifications: NotificationRow[] }> {
@@ -241,7 +262,15 @@ export class MediaBuysRepo {
       detail: e.detail === undefined ? null : JSON.stringify(e.detail),
       actor: e.actor ?? null,
     }));
-    const written = (await trx.insertInto('media_buy_events').values(values).returningAll().execute()) as BuyEventRow[];
+    // Compiled once per number of events (a report writes one, two or three): the same columns, row by row.
+    const params = values.flatMap((v) => [v.buy_id, v.tenant_id, v.at, v.source, v.kind, v.from_status, v.to_status, v.detail, v.actor]);
+    const { rows } = await this.compiled.execute(trx, `insertEvents:${values.length}`, params, (p) =>
+      trx
+        .insertInto('media_buy_events')
+        .values(values.map((_, i) => ({ buy_id: p[i * 9], tenant_id: p[i * 9 + 1], at: p[i * 9 + 2], source: p[i * 9 + 3], kind: p[i * 9 + 4], from_status: p[i * 9 + 5], to_status: p[i * 9 + 6], detail: p[i * 9 + 7], actor: p[i * 9 + 8] })))
+        .returningAll(),
+    );
+    const written = rows as BuyEventRow[];
     written.sort((a, b) => a.id - b.id);
     return { events: written, notifications: await this.notificationsFor(trx, row, written) };
   }
