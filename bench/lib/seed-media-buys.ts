@@ -91,6 +91,7 @@ export async function seedMediaBuys(store: Store, opts: { tenantId: string; agen
       status_check_at: null,
       report_due_at: null,
       delivery_poll_at: null,
+      creative_check_at: null,
       lease_owner: null,
       lease_until: null,
       lease_epoch: 0,

@@ -5,6 +5,7 @@
  * once. The JSON is the API's (src/domain/media-buy-json.ts); only the parts shown
  * here are read, and nothing here decides anything.
  */
+import type { CreativeJson } from '../domain/creatives.js';
 import type { MediaBuyEventJson, MediaBuyJson, ReportJson } from '../domain/media-buy-json.js';
 
 export interface DeliveryView {
@@ -45,7 +46,20 @@ export function buyLine(b: MediaBuyJson): string {
   return `${b.id}  ${b.status.padEnd(17)} ${spendOfBudget(b).padEnd(32)} pacing ${pacingText(b).padEnd(16)} ${reportsText(b)}  agent ${b.agent_id}  seller id ${b.media_buy_id}\n`;
 }
 
-/** `show`: the line, its facts, its packages, then its events oldest first. */
+/** A creative sent to the buy: its review, why a rejection, a stall, a wait for a person. */
+export function creativeLine(c: CreativeJson): string {
+  const notes = [
+    c.package_ids.length ? `packages ${c.package_ids.join(', ')}` : 'no package',
+    c.stalled ? 'review stalled' : '',
+    c.inbox === 'owed' || c.inbox === 'asked' ? `waits for a person (operation ${c.sync.operation_id})` : '',
+    c.dismissed ? `dismissed by ${c.dismissed.by ?? '?'}` : '',
+    c.sync.state === 'failed' ? 'not sent' : '',
+  ].filter(Boolean);
+  const reason = c.rejection_reason ? `: ${c.rejection_reason}` : '';
+  return `  creative ${c.creative_id}  ${c.status}${reason}  ${notes.join(', ')}${c.name ? `  "${c.name}"` : ''}\n`;
+}
+
+/** `show`: the line, its facts, its packages and creatives, then its events oldest first. */
 export function buyDetail(b: MediaBuyJson): string {
   const rows: Array<[string, string]> = [
     ['seller', `agent ${b.agent_id}, media_buy_id ${b.media_buy_id}${b.revision !== null ? `, revision ${b.revision}` : ''}`],
@@ -69,6 +83,7 @@ export function buyDetail(b: MediaBuyJson): string {
       .join(', ');
     lines.push(`  package  ${pkg.package_id}  ${facts}${delivered}\n`);
   }
+  for (const c of b.creatives ?? []) lines.push(creativeLine(c));
   for (const e of (b as MediaBuyJson & { events?: MediaBuyEventJson[] }).events ?? []) lines.push(`  ${buyEventLine(e)}`);
   return lines.join('');
 }
@@ -84,7 +99,7 @@ export function buyEventLine(e: MediaBuyEventJson): string {
 function eventDetail(detail: unknown): string {
   if (detail === null || typeof detail !== 'object') return '';
   const d = detail as Record<string, unknown>;
-  const keys = ['code', 'reason', 'operation_id', 'notification_type', 'sequence_number', 'spend', 'state', 'media_buy_id'];
+  const keys = ['code', 'reason', 'creative_id', 'operation_id', 'notification_type', 'sequence_number', 'spend', 'state', 'media_buy_id'];
   return keys
     .filter((k) => d[k] !== undefined && d[k] !== null && typeof d[k] !== 'object')
     .map((k) => `${k}=${String(d[k])}`)

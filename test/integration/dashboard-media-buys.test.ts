@@ -30,7 +30,7 @@ describe('dashboard media buys pages', () => {
       flight_start: now, flight_end: now + 8 * HOUR, budget_amount: 1000, currency: 'USD', packages: '[]', impressions: 0, spend: 10 * i, clicks: null,
       delivered_through: null, delivery_source: null, delivery_updated_at: null, pacing_state: i % 2 ? 'under' : 'on_track', pacing_ratio: null, pacing_expected: null,
       report_frequency: 'hourly', reports_received: 0, last_sequence: null, next_expected_at: null, reports_missing: 0, gap_open: 0, final_received: 0,
-      reporting_token: null, reporting_secret_enc: null, reporting_auth: 'hmac', next_check_at: null, status_check_at: null, report_due_at: null, delivery_poll_at: null,
+      reporting_token: null, reporting_secret_enc: null, reporting_auth: 'hmac', next_check_at: null, status_check_at: null, report_due_at: null, delivery_poll_at: null, creative_check_at: null,
       lease_owner: null, lease_until: null, lease_epoch: 0, attempt: 0, created_at: now, updated_at: now, ended_at: null, ...over,
     };
   }

@@ -1,6 +1,6 @@
 /**
  * GET /media-buys (the tenant's live buys, a live list with filters and keyset pages)
- * and GET /media-buys/:id (one buy: header, chart, packages, reports, events, and an
+ * and GET /media-buys/:id (one buy: header, chart, packages, creatives, reports, events, and an
  * operator's actions; a stable deep link: media_buy.* notifications point here).
  * Both only read. Registered when the app has live media buys (deps.mediaBuys).
  */
@@ -99,7 +99,7 @@ export function mediaBuysPages(app: FastifyInstance, deps: UiDeps & { mediaBuys:
       const page = messagePage({ title: 'Media buy not found', message: `There is no media buy ${id} in tenant ${auth.tenantName}.`, link: { href: '/media-buys', text: 'All media buys' } });
       return sendHtml(reply, page, 404);
     }
-    const [reports, buyEvents, opEvents, operation, requests, agent, campaign] = await Promise.all([
+    const [reports, buyEvents, opEvents, operation, requests, agent, campaign, creatives] = await Promise.all([
       deps.store.reports.forBuy(buy.id),
       pageReads.recentBuyEvents(buy.id, EVENTS_SHOWN),
       pageReads.recentOperationEvents(buy.operation_id, EVENTS_SHOWN),
@@ -107,6 +107,7 @@ export function mediaBuysPages(app: FastifyInstance, deps: UiDeps & { mediaBuys:
       pageReads.recentChildren(buy.operation_id, REQUESTS_SHOWN),
       deps.store.agents.getForTenant(auth.tenantId, buy.agent_id),
       buy.campaign_id ? deps.store.campaigns.getForTenant(auth.tenantId, buy.campaign_id) : Promise.resolve(undefined),
+      deps.store.creatives.forBuy(buy.id),
     ]);
     const view: MediaBuyView = {
       buy,
@@ -116,6 +117,7 @@ export function mediaBuysPages(app: FastifyInstance, deps: UiDeps & { mediaBuys:
       operationEvents: opEvents.rows,
       eventsLeftOut: buyEvents.total - buyEvents.rows.length + (opEvents.total - opEvents.rows.length),
       requests,
+      creatives,
       agent,
       campaign,
       now: deps.clock.now(),

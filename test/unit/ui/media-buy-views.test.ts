@@ -58,6 +58,7 @@ function buyRow(over: Partial<MediaBuyRow> = {}): MediaBuyRow {
     status_check_at: null,
     report_due_at: null,
     delivery_poll_at: null,
+    creative_check_at: null,
     lease_owner: null,
     lease_until: null,
     lease_epoch: 0,
@@ -132,10 +133,10 @@ describe('a buy’s page', () => {
   it('is made of its sections in order, each in a <section> named by its id, and takes another slotted in', () => {
     const page = buyRegion(view()).value;
     const ids = [...page.matchAll(/<section class="buy-section" id="buy-([a-z]+)"/g)].map((m) => m[1]);
-    expect(ids).toEqual(['header', 'actions', 'delivery', 'packages', 'reports', 'events']);
-    const withCreatives = [...BUY_SECTIONS.slice(0, 4), { id: 'creatives', render: () => html`<h2>Creatives</h2>` }, ...BUY_SECTIONS.slice(4)];
-    const ids2 = [...buyRegion(view(), withCreatives).value.matchAll(/<section class="buy-section" id="buy-([a-z]+)"/g)].map((m) => m[1]);
-    expect(ids2).toEqual(['header', 'actions', 'delivery', 'packages', 'creatives', 'reports', 'events']);
+    expect(ids).toEqual(['header', 'actions', 'delivery', 'packages', 'creatives', 'reports', 'events']);
+    const withNotes = [...BUY_SECTIONS.slice(0, 5), { id: 'notes', render: () => html`<h2>Notes</h2>` }, ...BUY_SECTIONS.slice(5)];
+    const ids2 = [...buyRegion(view(), withNotes).value.matchAll(/<section class="buy-section" id="buy-([a-z]+)"/g)].map((m) => m[1]);
+    expect(ids2).toEqual(['header', 'actions', 'delivery', 'packages', 'creatives', 'notes', 'reports', 'events']);
   });
 
   it('offers pause, refresh and cancel to an operator; resume instead of pause for a paused buy', () => {

@@ -9,18 +9,20 @@ import { shortId } from '../../format.js';
 import { html, type SafeHtml } from '../../html.js';
 import { buyActions } from './actions.js';
 import { buyChart } from './chart.js';
+import { buyCreatives } from './creatives.js';
 import { buyEvents } from './events.js';
 import { buyHeader } from './header.js';
 import { buyPackages } from './packages.js';
 import { buyReports } from './reports.js';
 import type { BuySection, MediaBuyView } from './view.js';
 
-/** The sections in page order; a new one goes where it reads best (creatives: after packages). */
+/** The sections in page order; a new one goes where it reads best. */
 export const BUY_SECTIONS: readonly BuySection[] = [
   { id: 'header', render: buyHeader },
   { id: 'actions', render: buyActions },
   { id: 'delivery', render: buyChart },
   { id: 'packages', render: buyPackages },
+  { id: 'creatives', render: buyCreatives },
   { id: 'reports', render: buyReports },
   { id: 'events', render: buyEvents },
 ];

@@ -1,9 +1,9 @@
 /**
  * What a buy's page is drawn from (routes/media-buys.ts reads it; each section in
  * this folder draws one part of it), and the order of the sections. A new section
- * (creatives, for one) is a function of this view added to BUY_SECTIONS.
+ * is a function of this view added to BUY_SECTIONS.
  */
-import type { AgentRow, BuyEventRow, CampaignRow, EventRow, MediaBuyRow, OperationRow, ReportRow } from '../../../store/index.js';
+import type { AgentRow, BuyEventRow, CampaignRow, CreativeRow, EventRow, MediaBuyRow, OperationRow, ReportRow } from '../../../store/index.js';
 import type { SafeHtml } from '../../html.js';
 
 export interface MediaBuyView {
@@ -17,6 +17,8 @@ export interface MediaBuyView {
   operationEvents: EventRow[];
   /** How many events the page leaves out (older than those shown). */
   eventsLeftOut: number;
+  /** Creatives sent to its seller and their reviews (creatives.ts), in the order first sent. */
+  creatives?: CreativeRow[];
   /** Operations started on the buy (pause, resume, cancel, refresh), newest first. */
   requests: OperationRow[];
   agent?: AgentRow;
