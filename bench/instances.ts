@@ -50,7 +50,7 @@ import { openStore } from '../src/store/index.js';
 import { SecretBox } from '../src/store/secret-box.js';
 import { BENCH_SECRET_KEY, fmt, log, machineLine, nextMessage, printResults, send, sleep, spawnTs, tempDir, waitForCount, type ResultRow } from './lib/common.js';
 import { perSecond, roundRatios } from './lib/floor-report.js';
-import { installLeaseAudit, leaseReport, releasesSoFar } from './lib/lease-audit.js';
+import { installLeaseAudit, leaseReport } from './lib/lease-audit.js';
 import type { LoadResult } from './lib/loadgen.js';
 import { opId } from './lib/orchestrator.js';
 import { PgActivitySampler } from './lib/pg-activity.js';
@@ -181,10 +181,23 @@ try {
     send(seller, { cmd: 'stats' });
     return (await reply).stats;
   };
-  /** Makes `n` seeded poll operations due at once and waits until the instances have released them all. */
+  /**
+   * Makes `n` seeded poll operations due at once and waits until the instances have applied
+   * them all and hold no lease on any. (Not a count of releases: a poll retried after a
+   * failure, e.g. its deadline passing on a starved machine, releases its row twice.)
+   */
   const runPolls = async (prefix: string, n: number) => {
     await client.query('UPDATE operations SET next_check_at = $1 WHERE id LIKE $2', [Date.now(), `${prefix}%`]);
-    await waitForCount(() => releasesSoFar(client, prefix), n, 180_000, 50);
+    const doneSoFar = async () =>
+      Number(
+        (
+          await client.query(
+            `SELECT count(*) FILTER (WHERE (poll_count > 0 OR status <> 'submitted') AND lease_owner IS NULL) AS n FROM operations WHERE id LIKE $1`,
+            [`${prefix}%`],
+          )
+        ).rows[0].n,
+      );
+    await waitForCount(doneSoFar, n, 180_000, 50);
   };
   /** Sends a file of webhooks round-robin over the instances; then waits until every acknowledged one is applied. */
   const runIngest = async (file: string, prefix: string, seconds: number): Promise<{ load: LoadResult; applyWait: number }> => {

@@ -106,7 +106,10 @@ if (profiler) {
 }
 
 async function oursRound(ms: number): Promise<{ done: number; seconds: number }> {
-  if (profiler) await profiler.post('Profiler.start');
+  if (profiler) {
+    await profiler.post('Profiler.setSamplingInterval', { interval: Number(process.env.BENCH_PROFILE_INTERVAL_US ?? 1000) });
+    await profiler.post('Profiler.start');
+  }
   try {
     return await oursRoundUnprofiled(ms);
   } finally {

@@ -141,7 +141,8 @@ export async function createApp(opts: AppOptions): Promise<App> {
   const creativePolicy = { pollIntervalMs: config.ADCP_ORCH_CREATIVE_POLL_INTERVAL_MS, approvalTimeoutMs: config.ADCP_ORCH_CREATIVE_APPROVAL_TIMEOUT_MS };
   const tracking = { graceMs: config.ADCP_ORCH_REPORT_GRACE_MS, statusIntervalMs: config.ADCP_ORCH_MEDIA_BUY_POLL_INTERVAL_MS, creatives: creativePolicy };
   const clockSkewMs = config.ADCP_ORCH_REPORT_CLOCK_SKEW_MS;
-  store.operations.addWriteHook(new BuyRecorder({ store, tracking, random: () => clock.random(), log: logger, clockSkewMs }).onOperationWrite);
+  const buyRecorder = new BuyRecorder({ store, tracking, random: () => clock.random(), log: logger, clockSkewMs });
+  store.operations.addWriteHook(buyRecorder.onOperationWrite, buyRecorder.onOperationWrites);
   const creativeInbox = new CreativeInbox({ store, bus, clock, log: logger, policy: creativePolicy });
   store.operations.addWriteHook(new CreativeRecorder({ store, inbox: creativeInbox, policy: creativePolicy, random: () => clock.random(), log: logger }).onOperationWrite);
   const adcp = opts.adcp ?? createAdcpClient({ maxReplyBytes: config.ADCP_ORCH_MAX_REPLY_BYTES });

@@ -23,7 +23,7 @@ export class Profiler {
     this.session = new Session();
     this.session.connect();
     await this.session.post('Profiler.enable');
-    await this.session.post('Profiler.setSamplingInterval', { interval: 500 });
+    await this.session.post('Profiler.setSamplingInterval', { interval: Number(process.env.BENCH_PROFILE_INTERVAL_US ?? 500) });
     await this.session.post('Profiler.start');
   }
 

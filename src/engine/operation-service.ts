@@ -285,7 +285,7 @@ export class OperationService {
     const now = this.clock.now();
     const plan = this.observationPlan(lease, obs, now);
     const result = writes
-      ? await writes.write((trx) => this.store.operations.mutateIn(trx, operationId, lease, plan, now, alongside))
+      ? await writes.hold(() => this.store.operations.mutate(operationId, lease, plan, now, alongside))
       : await this.store.operations.mutate(operationId, lease, plan, now, alongside);
     await this.observed(operationId, result);
     return result;
@@ -306,6 +306,24 @@ export class OperationService {
     obs = await withInputExpiry(this.store, operationId, obs, trx);
     const now = this.clock.now();
     return this.store.operations.mutateIn(trx, operationId, lease, this.observationPlan(lease, obs, now), now, alongside);
+  }
+
+  /**
+   * `observeIn` for several observations at once, on the grouped transaction's connection
+   * (a batched write, SQLite: src/store/operations-batch.ts), none under a lease. Each
+   * must already carry what `withInputExpiry` would add (or ask no person anything).
+   */
+  observeManyIn(
+    trx: Tx,
+    entries: Array<{ operationId: string; obs: TaskObservation }>,
+    alongside?: (trx: Tx, values: Array<ObservationOutcome | undefined>) => Promise<void>,
+  ): Promise<Array<MutateResult<ObservationOutcome>>> {
+    const now = this.clock.now();
+    return this.store.operations.mutateManyIn(
+      trx,
+      entries.map((e) => ({ id: e.operationId, lease: null, plan: this.observationPlan(null, e.obs, now), now })),
+      alongside,
+    );
   }
 
   /** After an observation committed: change notice, metrics, log. */

@@ -21,12 +21,14 @@ import type { AdcpError } from '../adcp/types.js';
 import type { AdcpTaskStatus } from '../domain/status.js';
 import type { AgentRow, Store } from '../store/index.js';
 import type { NewDelivery, RecordResult } from '../store/deliveries-repo.js';
-import type { MutateResult, WebhookTarget } from '../store/operations-repo.js';
-import { inWriteTransaction, type Tx } from '../store/tx.js';
+import type { WebhookTarget } from '../store/operations-repo.js';
+import { inWriteBatch, inWriteTransaction, type Tx } from '../store/tx.js';
+import { WebhookTargets } from './webhook-targets.js';
+import { WebhookBatch, type StoredAndApplied, type WebhookBatchItem } from './webhook-batch.js';
 import { databaseUnavailable } from '../store/db-errors.js';
 import { taskTypeConflictEvent } from './conflict-events.js';
 import type { Metrics } from './metrics.js';
-import type { ObservationOutcome, TaskObservation } from './observation-plan.js';
+import type { TaskObservation } from './observation-plan.js';
 import type { OperationService } from './operation-service.js';
 
 /** What the body of an authenticated delivery says (the receiver's parse of it, src/webhooks/extract.ts). */
@@ -118,11 +120,17 @@ class Refused extends Error {
 }
 
 export class WebhookIngest {
-  constructor(private readonly deps: WebhookIngestDeps) {}
+  private readonly batch: WebhookBatch;
+  private readonly targets: WebhookTargets;
 
-  /** The operation a webhook URL names, or undefined. */
+  constructor(private readonly deps: WebhookIngestDeps) {
+    this.batch = new WebhookBatch({ store: deps.store, operations: deps.operations });
+    this.targets = new WebhookTargets((token) => deps.store.operations.findWebhookTarget(token));
+  }
+
+  /** The operation a webhook URL names, or undefined (kept per process once its task is bound: webhook-targets.ts). */
   target(token: string): Promise<WebhookTarget | undefined> {
-    return this.deps.store.operations.findWebhookTarget(token);
+    return this.targets.get(token);
   }
 
   /** The agent that registered an operation (whose keys sign its RFC 9421 webhooks). */
@@ -147,14 +155,16 @@ export class WebhookIngest {
       payload: d.text,
     };
 
-    let together: { recorded: RecordResult; applied?: MutateResult<ObservationOutcome> };
+    let together: StoredAndApplied;
+    const now = this.now();
+    const item: WebhookBatchItem = { op, observation, delivery, nonce: d.nonce, now };
     try {
-      together = await inWriteTransaction(this.deps.store.db, async (trx) => {
+      // Batched with the other deliveries of its group commit when it can be (webhook-batch.ts); else this, its own job.
+      together = await inWriteBatch(this.deps.store.db, this.batch, item, async (trx) => {
         if (d.nonce) {
           const refusal = await this.insertNonce(trx, d.nonce);
           if (refusal) throw new Refused(refusal);
         }
-        const now = this.now();
         // The delivery is stored already applied, with its outcome, once the plan has
         // decided and before the change is written: one statement dedupes and marks it.
         // A duplicate abandons the change (nothing of it is written).

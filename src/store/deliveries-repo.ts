@@ -13,6 +13,9 @@ import type { Db } from './db.js';
 import type { WebhookDeliveriesTable } from './schema.js';
 import { inWriteTransaction, type Tx } from './tx.js';
 import { CompiledQueries } from './compiled.js';
+import { placeholders, runSql } from './multi-row.js';
+
+const DELIVERY_COLUMNS = ['id', 'sender', 'idempotency_key', 'fingerprint', 'operation_id', 'state', 'outcome', 'payload', 'received_at', 'applied_at'] as const;
 
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
 
@@ -62,8 +65,27 @@ export class DeliveriesRepo {
     return this.insertOrFind(trx, d, { state: 'applied', outcome, received_at: now, applied_at: now });
   }
 
-  private async insertOrFind(trx: Tx, d: NewDelivery, state: Pick<DeliveryRow, 'state' | 'outcome' | 'received_at' | 'applied_at'>): Promise<RecordResult> {
-    const row: DeliveryRow = {
+  /**
+   * `recordAppliedIn` for several deliveries in one statement (a batched write, SQLite:
+   * src/engine/webhook-batch.ts). All new: their rows. Any one known already (a
+   * duplicate, a payload mismatch): null, and the caller must undo the statement (its
+   * savepoint) and record them one by one, which tells each case apart.
+   */
+  async recordAppliedManyIn(trx: Tx, ds: Array<{ delivery: NewDelivery; outcome: string }>, now = Date.now()): Promise<DeliveryRow[] | null> {
+    if (ds.length === 0) return [];
+    const rows = ds.map(({ delivery: d, outcome }): DeliveryRow => this.newRow(d, { state: 'applied', outcome, received_at: now, applied_at: now }));
+    const { rows: inserted } = await runSql<{ id: string }>(
+      trx,
+      this.db.direct,
+      `INSERT INTO webhook_deliveries (${DELIVERY_COLUMNS.join(', ')}) VALUES ${placeholders(rows.length, DELIVERY_COLUMNS.length)} ` +
+        'ON CONFLICT (sender, idempotency_key) DO NOTHING RETURNING id',
+      rows.flatMap((r) => DELIVERY_COLUMNS.map((c) => r[c])),
+    );
+    return inserted.length === rows.length ? rows : null;
+  }
+
+  private newRow(d: NewDelivery, state: Pick<DeliveryRow, 'state' | 'outcome' | 'received_at' | 'applied_at'>): DeliveryRow {
+    return {
       // Time-ordered (UUIDv7): appends to the primary-key index, fewer pages per commit.
       id: uuidv7(),
       sender: d.sender,
@@ -76,6 +98,10 @@ export class DeliveriesRepo {
       received_at: state.received_at,
       applied_at: state.applied_at,
     };
+  }
+
+  private async insertOrFind(trx: Tx, d: NewDelivery, state: Pick<DeliveryRow, 'state' | 'outcome' | 'received_at' | 'applied_at'>): Promise<RecordResult> {
+    const row = this.newRow(d, state);
     const columns = Object.keys(row) as Array<keyof DeliveryRow>;
     const inserted = await this.compiled.execute(trx, 'insert', Object.values(row), (p) =>
       trx

@@ -15,7 +15,7 @@ import { CompiledQueries, isPrimitive } from './compiled.js';
 import type { Db } from './db.js';
 import type { MediaBuysTable } from './schema.js';
 import { inWriteTransaction, type Tx } from './tx.js';
-import { newNotificationId, type NotificationRow, type NotificationsRepo } from './notifications-repo.js';
+import { newNotificationId, type NewNotification, type NotificationRow, type NotificationsRepo } from './notifications-repo.js';
 import type { Lease, NewEvent } from './operations-repo.js';
 
 export type MediaBuyRow = Selectable<MediaBuysTable>;
@@ -36,6 +36,13 @@ export interface BuyEventRow {
 
 /** What the reporting receiver reads of the buy a URL names, before authenticating. */
 export type ReportingTarget = Pick<MediaBuyRow, 'id' | 'tenant_id' | 'agent_id' | 'reporting_auth' | 'reporting_secret_enc'>;
+
+/** A buy written with its events, its notifications built but not yet written (MediaBuysRepo.insertManyIn). */
+export interface UnnotifiedBuy {
+  row: MediaBuyRow;
+  events: BuyEventRow[];
+  unwritten: NewNotification[];
+}
 
 export interface BuyWritten {
   row: MediaBuyRow;
@@ -58,12 +65,28 @@ export interface BuyListFilters {
   pacing?: string;
 }
 
+type EventValues = Omit<BuyEventRow, 'id'>;
+
+function eventValues(row: Pick<MediaBuyRow, 'id' | 'tenant_id'>, e: NewEvent, now: number): EventValues {
+  return {
+    buy_id: row.id,
+    tenant_id: row.tenant_id,
+    at: e.at ?? now,
+    source: e.source,
+    kind: e.kind,
+    from_status: e.from ?? null,
+    to_status: e.to ?? null,
+    detail: e.detail === undefined ? null : JSON.stringify(e.detail),
+    actor: e.actor ?? null,
+  };
+}
+
 export function newBuyId(): string {
   return `buy_${uuidv7()}`;
 }
 
 export class MediaBuysRepo {
-  /** The reporting path's fixed-shape statements, compiled once (src/store/compiled.ts), as the webhook path's. */
+  /** Fixed-shape statements (a buy's creation, its events, the reporting path's), compiled once (src/store/compiled.ts): their Kysely build was most of their cost. */
   private readonly compiled: CompiledQueries;
 
   constructor(
@@ -76,9 +99,66 @@ export class MediaBuysRepo {
 
   /** Inserts a new buy and its first events, unless its operation (or its seller id) already has one: then null. */
   async insertIn(trx: Tx, row: MediaBuyRow, events: NewEvent[]): Promise<BuyWritten | null> {
-    const inserted = await trx.insertInto('media_buys').values(row).onConflict((oc) => oc.doNothing()).executeTakeFirst();
-    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return null;
+    if (!(await this.insertRow(trx, row))) return null;
     return { row, ...(await this.writeEvents(trx, row, events, row.created_at)) };
+  }
+
+  /** The buy's row alone; false when its operation (or its seller id) has one already. */
+  private async insertRow(trx: Tx, row: MediaBuyRow): Promise<boolean> {
+    const columns = Object.keys(row) as Array<keyof MediaBuyRow>;
+    const values = columns.map((c) => row[c]);
+    if (values.every(isPrimitive)) {
+      const r = await this.compiled.execute(trx, `insert:${columns.join(',')}`, values, (p) =>
+        trx
+          .insertInto('media_buys')
+          .values(Object.fromEntries(columns.map((c, i) => [c, p[i]])) as MediaBuyRow)
+          .onConflict((oc) => oc.doNothing()),
+      );
+      return Number(r.numAffectedRows ?? 0) > 0;
+    }
+    const r = await trx.insertInto('media_buys').values(row).onConflict((oc) => oc.doNothing()).executeTakeFirst();
+    return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
+  }
+
+  /**
+   * `insertIn` for several buys at once (a batched write, SQLite: see
+   * src/store/operations-batch.ts): one INSERT of the buys, one of all their events. Per
+   * buy: what it wrote and the notifications its events raise, built but left for the
+   * caller to write (the batch writes them with its changes' own); or null when the buy
+   * existed already.
+   */
+  async insertManyIn(trx: Tx, buys: Array<{ row: MediaBuyRow; events: NewEvent[] }>): Promise<Array<UnnotifiedBuy | null>> {
+    const columns = Object.keys(buys[0]!.row) as Array<keyof MediaBuyRow>;
+    const sameShape = buys.every((b) => Object.keys(b.row).join() === columns.join() && columns.every((c) => isPrimitive(b.row[c])));
+    const made = new Set<string>();
+    if (buys.length === 1 || !sameShape) {
+      for (const b of buys) if (await this.insertRow(trx, b.row)) made.add(b.row.id);
+    } else {
+      const { rows: inserted } = await this.compiled.execute(
+        trx,
+        `insertMany:${buys.length}:${columns.join(',')}`,
+        buys.flatMap((b) => columns.map((c) => b.row[c] as string | number | null)),
+        (p) =>
+          trx
+            .insertInto('media_buys')
+            .values(buys.map((_, k) => Object.fromEntries(columns.map((c, i) => [c, p[k * columns.length + i]])) as MediaBuyRow))
+            .onConflict((oc) => oc.doNothing())
+            .returning('id'),
+      );
+      for (const r of inserted) made.add(r.id);
+    }
+    const kept = buys.filter((b) => made.has(b.row.id));
+    const events = kept.flatMap((b) => b.events.map((e) => eventValues(b.row, e, b.row.created_at)));
+    const { rows } = events.length === 0 ? { rows: [] as BuyEventRow[] } : await this.insertEventRows(trx, events);
+    rows.sort((a, b) => a.id - b.id);
+    const out = new Map<string, UnnotifiedBuy>();
+    let next = 0;
+    for (const b of kept) {
+      const written = rows.slice(next, next + b.events.length);
+      next += b.events.length;
+      out.set(b.row.id, { row: b.row, events: written, unwritten: this.notificationRows(b.row, written) });
+    }
+    return buys.map((b) => out.get(b.row.id) ?? null);
   }
 
   async get(id: string): Promise<MediaBuyRow | undefined> {
@@ -251,47 +331,58 @@ export class MediaBuysRepo {
 
   private async writeEvents(trx: Tx, row: MediaBuyRow, events: NewEvent[], now: number): Promise<{ events: BuyEventRow[]; notifications: NotificationRow[] }> {
     if (events.length === 0) return { events: [], notifications: [] };
-    const values = events.map((e) => ({
-      buy_id: row.id,
-      tenant_id: row.tenant_id,
-      at: e.at ?? now,
-      source: e.source,
-      kind: e.kind,
-      from_status: e.from ?? null,
-      to_status: e.to ?? null,
-      detail: e.detail === undefined ? null : JSON.stringify(e.detail),
-      actor: e.actor ?? null,
-    }));
-    // Compiled once per number of events (a report writes one, two or three): the same columns, row by row.
-    const params = values.flatMap((v) => [v.buy_id, v.tenant_id, v.at, v.source, v.kind, v.from_status, v.to_status, v.detail, v.actor]);
-    const { rows } = await this.compiled.execute(trx, `insertEvents:${values.length}`, params, (p) =>
-      trx
-        .insertInto('media_buy_events')
-        .values(values.map((_, i) => ({ buy_id: p[i * 9], tenant_id: p[i * 9 + 1], at: p[i * 9 + 2], source: p[i * 9 + 3], kind: p[i * 9 + 4], from_status: p[i * 9 + 5], to_status: p[i * 9 + 6], detail: p[i * 9 + 7], actor: p[i * 9 + 8] })))
-        .returningAll(),
+    const { rows } = await this.insertEventRows(
+      trx,
+      events.map((e) => eventValues(row, e, now)),
     );
-    const written = rows as BuyEventRow[];
+    const written = rows;
     written.sort((a, b) => a.id - b.id);
     return { events: written, notifications: await this.notificationsFor(trx, row, written) };
   }
 
+  /** Buy events in one statement, compiled once per number of rows. */
+  private insertEventRows(trx: Tx, values: EventValues[]) {
+    const params = values.flatMap((v) => [v.buy_id, v.tenant_id, v.at, v.source, v.kind, v.from_status, v.to_status, v.detail, v.actor]);
+    return this.compiled.execute(trx, `events:${values.length}`, params, (p) =>
+      trx
+        .insertInto('media_buy_events')
+        .values(
+          values.map((_, i) => ({
+            buy_id: p[9 * i],
+            tenant_id: p[9 * i + 1],
+            at: p[9 * i + 2],
+            source: p[9 * i + 3],
+            kind: p[9 * i + 4],
+            from_status: p[9 * i + 5],
+            to_status: p[9 * i + 6],
+            detail: p[9 * i + 7],
+            actor: p[9 * i + 8],
+          })),
+        )
+        .returningAll(),
+    ) as Promise<{ rows: BuyEventRow[] }>;
+  }
+
   /** The notifications the buy's events raise (src/domain/media-buy-status.ts), in the change's transaction. */
   private async notificationsFor(trx: Tx, row: MediaBuyRow, events: BuyEventRow[]): Promise<NotificationRow[]> {
+    const rows = this.notificationRows(row, events);
+    return rows.length === 0 ? [] : this.notifications.insertIn(trx, rows);
+  }
+
+  /** Those notifications, built but not written. */
+  private notificationRows(row: MediaBuyRow, events: BuyEventRow[]): NewNotification[] {
     const typed = events.flatMap((event) => {
       const type = buyNotificationFor({ ...event, detail: event.detail === null ? undefined : JSON.parse(event.detail) });
       return type ? [{ event, type }] : [];
     });
     if (typed.length === 0) return [];
     const buy = presentMediaBuy(row);
-    return this.notifications.insertIn(
-      trx,
-      typed.map(({ event, type }) => {
-        const id = newNotificationId();
-        const body = mediaBuyNotificationBody({ id, type, tenantId: row.tenant_id, createdAt: event.at, buy, event, publicUrl: this.options.publicUrl });
-        // The buy's id in the subject column: a subscriber gets one buy's notifications in order (as an
-        // operation's), and live pages showing the buy re-read on it; the operation's own stay its own.
-        return { id, tenant_id: row.tenant_id, type, operation_id: row.id, created_at: event.at, body: JSON.stringify(body) };
-      }),
-    );
+    return typed.map(({ event, type }) => {
+      const id = newNotificationId();
+      const body = mediaBuyNotificationBody({ id, type, tenantId: row.tenant_id, createdAt: event.at, buy, event, publicUrl: this.options.publicUrl });
+      // The buy's id in the subject column: a subscriber gets one buy's notifications in order (as an
+      // operation's), and live pages showing the buy re-read on it; the operation's own stay its own.
+      return { id, tenant_id: row.tenant_id, type, operation_id: row.id, created_at: event.at, body: JSON.stringify(body) };
+    });
   }
 }

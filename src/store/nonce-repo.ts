@@ -86,6 +86,60 @@ export class DbNonceReplayStore implements NonceReplayStore {
     return taken.length > 0 ? 'fresh' : 'replayed';
   }
 
+  /**
+   * `checkAndInsertOn` for several nonces at once (a batched webhook write, SQLite: see
+   * src/engine/webhook-batch.ts): per key one read of its bound, one INSERT of every
+   * nonce, one count per key. Per nonce: 'fresh' when this inserted it; undefined when
+   * it is left to `checkAndInsertOn` (its key near the cap, the pair known already:
+   * a replay, an expired entry to take over, or a second use in this very batch), for
+   * which nothing was written here.
+   */
+  async checkAndInsertManyOn(conn: Tx, nonces: Array<{ keyid: string; nonce: string; expiresAtMs: number }>): Promise<Array<'fresh' | undefined>> {
+    const out: Array<'fresh' | undefined> = new Array(nonces.length).fill(undefined);
+    const perKey = new Map<string, number>();
+    for (const n of nonces) perKey.set(n.keyid, (perKey.get(n.keyid) ?? 0) + 1);
+    const clear = new Set<string>();
+    for (const [keyid, count] of perKey) {
+      const { rows: bound } = await this.compiled.execute(conn, 'bound', [keyid], ([k]) =>
+        conn.selectFrom('webhook_nonce_counts').select((eb) => eb.fn.sum<number | string | null>('n').as('n')).where('keyid', '=', k),
+      );
+      // Under the cap even with all of these: no exact count needed.
+      if (Number(bound[0]?.n ?? 0) + count < this.maxPerKeyid) clear.add(keyid);
+    }
+    const tried = nonces.flatMap((n, i) => (clear.has(n.keyid) ? [i] : []));
+    if (tried.length === 0) return out;
+    const { rows: inserted } = await this.compiled.execute(
+      conn,
+      `insertMany:${tried.length}`,
+      tried.flatMap((i) => [nonces[i]!.keyid, nonces[i]!.nonce, nonces[i]!.expiresAtMs]),
+      (p) =>
+        conn
+          .insertInto('webhook_nonces')
+          .values(tried.map((_, k) => ({ keyid: p[3 * k], nonce: p[3 * k + 1], expires_at: p[3 * k + 2] })))
+          .onConflict((oc) => oc.columns(['keyid', 'nonce']).doNothing())
+          .returning(['keyid', 'nonce']),
+    );
+    const fresh = new Set(inserted.map((r) => `${r.keyid}\u0000${r.nonce}`));
+    const added = new Map<string, number>();
+    for (const i of tried) {
+      const n = nonces[i]!;
+      const key = `${n.keyid}\u0000${n.nonce}`;
+      // A nonce used twice in the batch was inserted once: the first use is the fresh one.
+      if (!fresh.delete(key)) continue;
+      out[i] = 'fresh';
+      added.set(n.keyid, (added.get(n.keyid) ?? 0) + 1);
+    }
+    for (const [keyid, n] of added) {
+      await this.compiled.execute(conn, 'countMany', [keyid, randomInt(SHARDS), n], ([k, shard, count]) =>
+        conn
+          .insertInto('webhook_nonce_counts')
+          .values({ keyid: k, shard, n: count })
+          .onConflict((oc) => oc.columns(['keyid', 'shard']).doUpdateSet({ n: sql`webhook_nonce_counts.n + excluded.n` })),
+      );
+    }
+    return out;
+  }
+
   async sweep(nowMs: number): Promise<number> {
     const run = async (trx: Tx): Promise<number> => {
       // RETURNING: subtract exactly what this statement deleted (a concurrent takeover is not deleted).

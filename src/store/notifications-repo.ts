@@ -58,6 +58,12 @@ export class NotificationsRepo {
    * body is built from the row after the change and the events as inserted.
    */
   async insertForEvents(trx: Tx, row: BodyOperationSource & { tenant_id: string }, events: NotifiedEvent[]): Promise<NotificationRow[]> {
+    const rows = this.rowsForEvents(row, events);
+    return rows.length === 0 ? [] : this.write(trx, rows);
+  }
+
+  /** The notifications `insertForEvents` would write for these events, built but not written. */
+  rowsForEvents(row: BodyOperationSource & { tenant_id: string }, events: NotifiedEvent[]): NewNotification[] {
     let typed: Array<{ event: NotifiedEvent; type: NotificationType }> | undefined;
     for (const event of events) {
       const type = notificationTypeFor(event);
@@ -66,12 +72,22 @@ export class NotificationsRepo {
     if (!typed) return [];
     // Bounded: a large request or result is a marker and a link, never a second copy (notification-body.ts).
     const operation = presentOperation(row, undefined, { maxFieldBytes: SUMMARY_FIELD_MAX_BYTES });
-    const rows = typed.map(({ event, type }): NewNotification => {
+    return typed.map(({ event, type }): NewNotification => {
       const id = newNotificationId();
       const body = notificationBody({ id, type, tenantId: row.tenant_id, createdAt: event.at, operation, event, publicUrl: this.options.publicUrl }, row);
       return { id, tenant_id: row.tenant_id, type, operation_id: row.id, created_at: event.at, body: JSON.stringify(body) };
     });
-    return this.write(trx, rows);
+  }
+
+  /**
+   * Writes the notifications of several changes at once (a batched write: see
+   * src/store/operations-batch.ts) in one statement; returns them in the given order,
+   * each with its seq.
+   */
+  async insertManyIn(trx: Tx, rows: NewNotification[]): Promise<NotificationRow[]> {
+    if (rows.length === 0) return [];
+    if (this.db.dialect === 'postgres') await sql`SELECT pg_current_xact_id()`.execute(trx);
+    return this.write(trx, rows, false);
   }
 
   /** A tenant's notifications with seq > `afterSeq` (and ≤ `upToSeq` when given), oldest first. */
@@ -101,21 +117,18 @@ export class NotificationsRepo {
     return Number(row?.max ?? 0);
   }
 
-  private async write(trx: Tx, rows: NewNotification[]): Promise<NotificationRow[]> {
-    if (rows.length !== 1) {
-      // RETURNING order is not promised to follow VALUES order (SQLite says so): match by id.
-      const returned = await trx.insertInto('notifications').values(rows).returning(['seq', 'id']).execute();
-      const seqOf = new Map(returned.map((x) => [x.id, Number(x.seq)]));
-      return rows.map((r) => ({ ...r, seq: seqOf.get(r.id)! })).sort((a, b) => a.seq - b.seq);
-    }
-    // One notification per change is the common case on the webhook and poll paths: a compiled statement.
-    const r = rows[0]!;
-    const { rows: out } = await this.compiled.execute(trx, 'insert', [r.id, r.tenant_id, r.type, r.operation_id, r.created_at, r.body], (p) =>
+  /** Inserts `rows` in one statement (compiled once per number of rows); by seq, or in the given order. */
+  private async write(trx: Tx, rows: NewNotification[], sortBySeq = true): Promise<NotificationRow[]> {
+    const params = rows.flatMap((r) => [r.id, r.tenant_id, r.type, r.operation_id, r.created_at, r.body]);
+    const { rows: out } = await this.compiled.execute(trx, `insert:${rows.length}`, params, (p) =>
       trx
         .insertInto('notifications')
-        .values({ id: p[0], tenant_id: p[1], type: p[2], operation_id: p[3], created_at: p[4], body: p[5] })
-        .returning('seq'),
+        .values(rows.map((_, i) => ({ id: p[6 * i], tenant_id: p[6 * i + 1], type: p[6 * i + 2], operation_id: p[6 * i + 3], created_at: p[6 * i + 4], body: p[6 * i + 5] })))
+        .returning(['seq', 'id']),
     );
-    return [{ ...r, seq: Number(out[0]!.seq) }];
+    // RETURNING order is not promised to follow VALUES order (SQLite says so): match by id.
+    const seqOf = new Map(out.map((x) => [x.id, Number(x.seq)]));
+    const written = rows.map((r) => ({ ...r, seq: seqOf.get(r.id)! }));
+    return sortBySeq ? written.sort((a, b) => a.seq - b.seq) : written;
   }
 }

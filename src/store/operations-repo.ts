@@ -14,9 +14,10 @@
 import { sql, type Selectable } from 'kysely';
 import type { Db } from './db.js';
 import type { OperationsTable } from './schema.js';
-import { inWriteTransaction, type Tx } from './tx.js';
+import { inWriteBatch, inWriteTransaction, type Batcher, type Tx } from './tx.js';
 import { CompiledQueries, isPrimitive } from './compiled.js';
-import type { NotificationRow, NotificationsRepo } from './notifications-repo.js';
+import { mutateMany, type BatchAlongside, type BatchMutation, type BatchWriteDeps } from './operations-batch.js';
+import type { NewNotification, NotificationRow, NotificationsRepo } from './notifications-repo.js';
 
 /** Columns added after the first schema are optional here, so code that builds rows need not know them all. */
 type LaterColumns = 'status_since' | 'reminded_at' | 'input_request' | 'continuation' | 'answer' | 'input_reminders' | 'input_expired_at' | 'governance' | 'reporting_token';
@@ -92,6 +93,23 @@ export interface Written {
  */
 export type OperationWriteHook = (trx: Tx, row: OperationRow, events: EventRow[], now: number) => Promise<NotificationRow[]>;
 
+/**
+ * The same hook for the changes of one batched write at once (src/store/operations-batch.ts),
+ * in their order, each with events. Per change: the notifications it wrote already, and
+ * those it leaves for the batch to write with the changes' own, in one statement in
+ * change order (so the seqs of one change's notifications run together and live
+ * readers find no gap: src/notify/event-feed.ts).
+ */
+export type OperationWriteHookMany = (
+  trx: Tx,
+  changes: Array<{ row: OperationRow; events: EventRow[]; now: number }>,
+) => Promise<Array<{ written: NotificationRow[]; unwritten: NewNotification[] }>>;
+
+export interface WriteHook {
+  one: OperationWriteHook;
+  many?: OperationWriteHookMany;
+}
+
 export interface ListFilters {
   status?: string;
   type?: string;
@@ -104,18 +122,26 @@ export class OperationsRepo {
   /** The hot statements (webhook and poll paths), compiled once. */
   private readonly compiled: CompiledQueries;
 
-  private readonly hooks: OperationWriteHook[] = [];
+  private readonly hooks: WriteHook[] = [];
 
   constructor(
     private readonly db: Db,
     private readonly notifications: NotificationsRepo,
   ) {
     this.compiled = new CompiledQueries(db.direct);
+    this.batchDeps = { direct: db.direct, notifications, hooks: this.hooks, updateOne: (trx, id, patch) => this.update(trx, id, patch) };
   }
 
+  private readonly batchDeps: BatchWriteDeps;
+
+  /** `mutate`s queued in the same turn, written together by their grouped transaction (SQLite). */
+  private readonly batcher: Batcher<BatchMutation<unknown>, MutateResult<unknown>> = {
+    run: async (trx, items) => (await this.mutateManyIn(trx, items)).map((value) => ({ value })),
+  };
+
   /** Registers writes derived from every operation change (see OperationWriteHook). */
-  addWriteHook(hook: OperationWriteHook): void {
-    this.hooks.push(hook);
+  addWriteHook(hook: OperationWriteHook, many?: OperationWriteHookMany): void {
+    this.hooks.push({ one: hook, many });
   }
 
   /** The change's own notifications, then what the hooks wrote. */
@@ -124,7 +150,7 @@ export class OperationsRepo {
     if (this.hooks.length === 0 || events.length === 0) return own;
     let all = own;
     for (const hook of this.hooks) {
-      const derived = await hook(trx, row, events, now);
+      const derived = await hook.one(trx, row, events, now);
       if (derived.length > 0) all = [...all, ...derived];
     }
     return all;
@@ -312,7 +338,18 @@ export class OperationsRepo {
     /** More writes that must commit with this one (see Alongside). */
     alongside?: Alongside<T>,
   ): Promise<MutateResult<T>> {
-    return inWriteTransaction(this.db, (trx) => this.mutateIn(trx, id, lease, plan, now, alongside));
+    const own = (trx: Tx) => this.mutateIn(trx, id, lease, plan, now, alongside);
+    if (alongside) return inWriteTransaction(this.db, own);
+    return inWriteBatch(this.db, this.batcher as Batcher<BatchMutation<T>, MutateResult<T>>, { id, lease, plan, now }, own);
+  }
+
+  /**
+   * Several mutations inside a write transaction the caller holds, with one statement per
+   * table for all of them (src/store/operations-batch.ts); each result is what `mutateIn`
+   * would have returned had they run one after another, in this order.
+   */
+  mutateManyIn<T>(trx: Tx, items: Array<BatchMutation<T>>, alongside?: BatchAlongside<T>): Promise<Array<MutateResult<T>>> {
+    return mutateMany(this.batchDeps, trx, items, alongside);
   }
 
   /**

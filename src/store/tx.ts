@@ -24,6 +24,12 @@
  * after SQLITE_WRITE_LOCK_WAIT_MS it fails with that SQLITE_BUSY, which callers treat
  * as the database being unavailable (503).
  *
+ * Batched jobs (inWriteBatch): a job may also say what it is (an item of a Batcher's
+ * kind). The group then runs all its items of one kind together, in one savepoint, with
+ * multi-row statements instead of one statement per job per table; an item the batcher
+ * leaves alone, or every item when the batcher throws (its savepoint rolled back), runs
+ * its own job after, as if it had never been batched. Same commit, same guarantees.
+ *
  * PostgreSQL: an ordinary transaction per job on a pooled connection (commits are
  * already concurrent there); callers lock rows with FOR UPDATE.
  */
@@ -80,12 +86,40 @@ export async function inWriteTransaction<T>(db: Db, fn: (trx: Tx) => Promise<T>,
     return db.kysely.transaction().execute(fn);
   }
   if (opts.group === false) return ownTransaction(db, fn);
+  return committerOf(db).enqueue(fn);
+}
+
+/**
+ * Work of one kind that a group commit may do for several jobs at once (SQLite): one
+ * statement per table for all of them instead of one per job.
+ */
+export interface Batcher<I, T> {
+  /**
+   * Does the work of `items` (in queue order) on `trx`. Per item: `{ value }` (what its
+   * own job would have returned), or undefined to leave it to its own job, which runs
+   * after, in the same transaction. Throwing undoes everything it wrote, and every
+   * item's own job runs instead. Only database calls on `trx` may be awaited.
+   */
+  run(trx: Tx, items: I[]): Promise<Array<{ value: T } | undefined>>;
+}
+
+/**
+ * A write job, `own`, that a grouped transaction may instead run together with the
+ * other items of `batcher` queued in the same turn (see Batcher). Either way it is
+ * settled after its group's COMMIT. PostgreSQL: `own` in its own transaction.
+ */
+export function inWriteBatch<I, T>(db: Db, batcher: Batcher<I, T>, item: I, own: (trx: Tx) => Promise<T>): Promise<T> {
+  if (db.dialect === 'postgres') return db.kysely.transaction().execute(own);
+  return committerOf(db).enqueue(own, { batcher: batcher as Batcher<unknown, unknown>, item });
+}
+
+function committerOf(db: Db): GroupCommitter {
   let committer = committers.get(db.kysely);
   if (!committer) {
     committer = new GroupCommitter(db.kysely, db.direct);
     committers.set(db.kysely, committer);
   }
-  return committer.enqueue(fn);
+  return committer;
 }
 
 /** A transaction-control statement on a held connection (straight to SQLite when it can, src/store/direct.ts). */
@@ -142,14 +176,20 @@ interface Job {
   fn: (trx: Tx) => Promise<unknown>;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
+  /** Set when the job may run batched with others of its kind (inWriteBatch). */
+  batch?: { batcher: Batcher<unknown, unknown>; item: unknown };
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
-/** A job's error left the transaction unusable (SQLite rolled it back itself): the group must be redone without it. */
+/**
+ * A job's error left the transaction unusable (SQLite rolled it back itself): the group
+ * must be redone without it. A batch that broke it has no one culprit: `culprit` is then
+ * the batch's members, which are redone unbatched (each its own job).
+ */
 class GroupBroken extends Error {
   constructor(
-    readonly culprit: number,
+    readonly culprit: number | { batch: number[] },
     readonly jobError: unknown,
   ) {
     super('a write job broke the grouped transaction');
@@ -168,9 +208,9 @@ class GroupCommitter {
     private readonly direct: DirectSqlite | undefined,
   ) {}
 
-  enqueue<T>(fn: (trx: Tx) => Promise<T>): Promise<T> {
+  enqueue<T>(fn: (trx: Tx) => Promise<T>, batch?: Job['batch']): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      this.queue.push({ fn, resolve: resolve as (v: unknown) => void, reject, batch });
       this.schedule();
     });
   }
@@ -220,8 +260,14 @@ class GroupCommitter {
           }
           if (err instanceof GroupBroken) {
             // Nothing was committed. The culprit fails; the others run again without it.
-            batch[err.culprit]!.reject(err.jobError);
-            batch = batch.filter((_, i) => i !== err.culprit);
+            const culprit = err.culprit;
+            if (typeof culprit !== 'number') {
+              // A batch: its members run again as their own jobs, where a culprit can be told apart.
+              for (const i of culprit.batch) batch[i]!.batch = undefined;
+              continue;
+            }
+            batch[culprit]!.reject(err.jobError);
+            batch = batch.filter((_, i) => i !== culprit);
             if (batch.length > 0) continue;
             break;
           }
@@ -239,7 +285,7 @@ class GroupCommitter {
   private runGroup(batch: Job[]): Promise<Outcome[]> {
     return onConnection(this.kysely, this.direct, async (conn) => {
       const d = this.direct;
-      const outcomes: Outcome[] = [];
+      const outcomes: Array<Outcome | undefined> = [];
       await beginImmediate(conn, d);
       try {
         if (batch.length === 1) {
@@ -247,27 +293,12 @@ class GroupCommitter {
           outcomes.push({ ok: true, value: await batch[0]!.fn(conn) });
         } else {
           for (let i = 0; i < batch.length; i++) {
-            // A savepoint per job, left open when the job succeeds: the next job's nests
-            // inside it and COMMIT ends them all (at most MAX_GROUP deep), which saves a
-            // RELEASE statement per job. A job that throws is rolled back to its own
-            // savepoint (the latest of that name), which is then dropped.
-            await raw(conn, 'SAVEPOINT group_job', d);
-            try {
-              const value = await batch[i]!.fn(conn);
-              outcomes.push({ ok: true, value });
-            } catch (error) {
-              try {
-                await raw(conn, 'ROLLBACK TO group_job', d);
-                await raw(conn, 'RELEASE group_job', d);
-              } catch {
-                throw new GroupBroken(i, error);
-              }
-              outcomes.push({ ok: false, error });
-            }
+            if (outcomes[i] === undefined && batch[i]!.batch) await this.runBatched(conn, batch, i, outcomes);
+            if (outcomes[i] === undefined) outcomes[i] = await this.runOwn(conn, batch[i]!, i);
           }
         }
         await raw(conn, 'COMMIT', d);
-        return outcomes;
+        return outcomes as Outcome[];
       } catch (err) {
         await raw(conn, 'ROLLBACK', d).catch(() => undefined);
         if (batch.length === 1 && !(err instanceof GroupBroken)) return [{ ok: false, error: err }];
@@ -275,4 +306,60 @@ class GroupCommitter {
       }
     });
   }
+
+  /**
+   * One job in its own savepoint, left open when the job succeeds: the next job's nests
+   * inside it and COMMIT ends them all (at most MAX_GROUP deep), which saves a RELEASE
+   * statement per job. A job that throws is rolled back to its own savepoint (the latest
+   * of that name), which is then dropped.
+   */
+  private async runOwn(conn: Tx, job: Job, index: number): Promise<Outcome> {
+    const d = this.direct;
+    await raw(conn, 'SAVEPOINT group_job', d);
+    try {
+      return { ok: true, value: await job.fn(conn) };
+    } catch (error) {
+      try {
+        await raw(conn, 'ROLLBACK TO group_job', d);
+        await raw(conn, 'RELEASE group_job', d);
+      } catch {
+        throw new GroupBroken(index, error);
+      }
+      return { ok: false, error };
+    }
+  }
+
+  /**
+   * Job `first` and every later job of the same batcher not yet run, together in one
+   * savepoint (see Batcher). Fills the outcomes of the items the batcher did; the others
+   * are left for their own jobs. Fewer than two: nothing to gain, each runs its own.
+   */
+  private async runBatched(conn: Tx, batch: Job[], first: number, outcomes: Array<Outcome | undefined>): Promise<void> {
+    const batcher = batch[first]!.batch!.batcher;
+    const members: number[] = [];
+    for (let j = first; j < batch.length; j++) if (outcomes[j] === undefined && batch[j]!.batch?.batcher === batcher) members.push(j);
+    if (members.length < 2) return;
+    const d = this.direct;
+    await raw(conn, 'SAVEPOINT group_job', d);
+    let results: Array<{ value: unknown } | undefined>;
+    try {
+      results = await batcher.run(
+        conn,
+        members.map((j) => batch[j]!.batch!.item),
+      );
+    } catch (error) {
+      try {
+        await raw(conn, 'ROLLBACK TO group_job', d);
+        await raw(conn, 'RELEASE group_job', d);
+      } catch {
+        throw new GroupBroken({ batch: members }, error);
+      }
+      return;
+    }
+    members.forEach((j, k) => {
+      const r = results[k];
+      if (r) outcomes[j] = { ok: true, value: r.value };
+    });
+  }
+
 }

@@ -25,6 +25,12 @@ import { inWriteTransaction, type Tx } from './tx.js';
 export interface WriteSlot {
   /** A write transaction; the slot's first one is held to share the page's commit. */
   write<T>(fn: (trx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * The same for a write that queues itself: `start` must queue its write job at once
+   * when called (e.g. OperationsRepo.mutate, which the group may then batch with the
+   * page's others: src/store/tx.ts, Batcher). Held like `write`.
+   */
+  hold<T>(start: () => Promise<T>): Promise<T>;
   /** The slot's work is over, written or not: the page no longer waits for it. */
   done(): void;
 }
@@ -49,17 +55,19 @@ export class WriteBatch {
 
   slot(): WriteSlot {
     let state: 'open' | 'held' | 'done' = 'open';
-    return {
-      write: <T>(fn: (trx: Tx) => Promise<T>): Promise<T> => {
-        if (state !== 'open' || this.flushed || this.db.dialect !== 'sqlite') return inWriteTransaction(this.db, fn);
-        state = 'held';
-        return new Promise<T>((resolve, reject) => {
-          this.held.push(() => {
-            inWriteTransaction(this.db, fn).then(resolve, reject);
-          });
-          this.settle();
+    const hold = <T>(start: () => Promise<T>): Promise<T> => {
+      if (state !== 'open' || this.flushed || this.db.dialect !== 'sqlite') return start();
+      state = 'held';
+      return new Promise<T>((resolve, reject) => {
+        this.held.push(() => {
+          start().then(resolve, reject);
         });
-      },
+        this.settle();
+      });
+    };
+    return {
+      write: <T>(fn: (trx: Tx) => Promise<T>): Promise<T> => hold(() => inWriteTransaction(this.db, fn)),
+      hold,
       done: () => {
         // A slot that held a write was counted when it asked for it.
         if (state === 'open') this.settle();
@@ -85,7 +93,7 @@ export class WriteBatch {
     clearTimeout(this.timer);
     const jobs = this.held;
     this.held = [];
-    // inWriteTransaction queues its job synchronously: these all land in one group.
+    // Each queues its job synchronously (inWriteTransaction, inWriteBatch): these all land in one group.
     for (const queue of jobs) queue();
     if (jobs.length > 0) this.onFlush?.(jobs.length);
   }

@@ -22,7 +22,7 @@ import { nextStatusCheck, STATUS_AFTER_REPORT_MS, withNextCheck, type TrackingPo
 import { parseGovernance } from '../../domain/governed-flow.js';
 import { firstReportExpectedAt, isReportingFrequency } from '../../domain/reporting-webhook.js';
 import { isTerminal, type OperationStatus } from '../../domain/status.js';
-import type { EventRow, MediaBuyRow, NotificationRow, OperationRow, Store } from '../../store/index.js';
+import type { EventRow, MediaBuyRow, NewNotification, NotificationRow, OperationRow, Store } from '../../store/index.js';
 import { newBuyId, type BuyMutateResult } from '../../store/media-buys-repo.js';
 import type { NewEvent } from '../../store/operations-repo.js';
 import type { Tx } from '../../store/tx.js';
@@ -61,6 +61,41 @@ export class BuyRecorder {
     if (row.type === 'create_media_buy') return row.status === 'completed' && endsOperation(events) ? this.record(trx, row, now) : [];
     if (endsBuyChild(row, events)) return this.childEnded(trx, row, now);
     return [];
+  };
+
+  /**
+   * The hook for the changes of one batched write at once: the buys they make, inserted
+   * together (one statement per table: MediaBuysRepo.insertManyIn), their notifications
+   * left for the batch to write with the changes' own; a change that ends a buy's child
+   * operation is applied as for one.
+   */
+  readonly onOperationWrites = async (
+    trx: Tx,
+    changes: Array<{ row: OperationRow; events: EventRow[]; now: number }>,
+  ): Promise<Array<{ written: NotificationRow[]; unwritten: NewNotification[] }>> => {
+    const out = changes.map(() => ({ written: [] as NotificationRow[], unwritten: [] as NewNotification[] }));
+    const making: Array<{ index: number; op: OperationRow; mediaBuyId: string; built: ReturnType<typeof buyFromOperation> }> = [];
+    for (const [index, { row, events, now }] of changes.entries()) {
+      if (row.type === 'create_media_buy') {
+        if (row.status !== 'completed' || !endsOperation(events)) continue;
+        const result = row.result ? (JSON.parse(row.result) as Json) : {};
+        const mediaBuyId = typeof result.media_buy_id === 'string' && result.media_buy_id.length > 0 ? result.media_buy_id : undefined;
+        if (mediaBuyId) making.push({ index, op: row, mediaBuyId, built: buyFromOperation(row, result, mediaBuyId, this.deps.tracking, now, this.deps.random) });
+      } else if (endsBuyChild(row, events)) {
+        out[index]!.written = await this.childEnded(trx, row, now);
+      }
+    }
+    if (making.length === 0) return out;
+    const made = await this.deps.store.mediaBuys.insertManyIn(
+      trx,
+      making.map((m) => m.built),
+    );
+    making.forEach((m, k) => {
+      const buy = made[k];
+      if (!buy) this.deps.log.info({ operation_id: m.op.id, media_buy_id: m.mediaBuyId }, 'media buy already recorded (by this operation or another that found it)');
+      else out[m.index]!.unwritten = buy.unwritten;
+    });
+    return out;
   };
 
   private async record(trx: Tx, op: OperationRow, now: number): Promise<NotificationRow[]> {
