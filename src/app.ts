@@ -60,6 +60,11 @@ import { BuyTracker } from './engine/media-buys/buy-tracker.js';
 import { DeliveryOutcomes } from './engine/media-buys/delivery-outcomes.js';
 import { BuyWorker } from './engine/media-buys/buy-worker.js';
 import { MediaBuyService } from './engine/media-buys/buy-service.js';
+import { CreativeAnswers } from './engine/media-buys/creative-answers.js';
+import { CreativeInbox } from './engine/media-buys/creative-inbox.js';
+import { CreativeRecorder } from './engine/media-buys/creative-recorder.js';
+import { CreativeService } from './engine/media-buys/creative-service.js';
+import { CreativeTracker } from './engine/media-buys/creative-tracker.js';
 import { ReportingReceiver } from './webhooks/reporting-receiver.js';
 import { applyPendingFires } from './webhooks/recovery.js';
 
@@ -132,10 +137,14 @@ export async function createApp(opts: AppOptions): Promise<App> {
   const stranded = new StrandedLeases(store, instanceId, outage, clock, logger);
   const bus = new ChangeBus();
   // Live buys: made in the commit that completes their create, whichever path completes it (buy-recorder.ts).
-  const tracking = { graceMs: config.ADCP_ORCH_REPORT_GRACE_MS, statusIntervalMs: config.ADCP_ORCH_MEDIA_BUY_POLL_INTERVAL_MS };
+  // Creatives sent to them: recorded in the commit that stores their sync_creatives, their reviews followed as the buy's timer.
+  const creativePolicy = { pollIntervalMs: config.ADCP_ORCH_CREATIVE_POLL_INTERVAL_MS, approvalTimeoutMs: config.ADCP_ORCH_CREATIVE_APPROVAL_TIMEOUT_MS };
+  const tracking = { graceMs: config.ADCP_ORCH_REPORT_GRACE_MS, statusIntervalMs: config.ADCP_ORCH_MEDIA_BUY_POLL_INTERVAL_MS, creatives: creativePolicy };
   const clockSkewMs = config.ADCP_ORCH_REPORT_CLOCK_SKEW_MS;
   const buyRecorder = new BuyRecorder({ store, tracking, random: () => clock.random(), log: logger, clockSkewMs });
   store.operations.addWriteHook(buyRecorder.onOperationWrite, buyRecorder.onOperationWrites);
+  const creativeInbox = new CreativeInbox({ store, bus, clock, log: logger, policy: creativePolicy });
+  store.operations.addWriteHook(new CreativeRecorder({ store, inbox: creativeInbox, policy: creativePolicy, random: () => clock.random(), log: logger }).onOperationWrite);
   const adcp = opts.adcp ?? createAdcpClient({ maxReplyBytes: config.ADCP_ORCH_MAX_REPLY_BYTES });
   const bulkheads = new AgentBulkheads({
     maxConcurrent: config.ADCP_ORCH_AGENT_MAX_CONCURRENT_CALLS,
@@ -172,7 +181,8 @@ export async function createApp(opts: AppOptions): Promise<App> {
   // The checks' `caller`: our public URL (the address agents know us by).
   const guard = new GovernanceGuard(store, plans, clock, () => config.ADCP_ORCH_PUBLIC_URL ?? `http://${config.HOST}:${config.PORT}`);
   const delivery = new AnswerDelivery({ store, adcp, secrets, bus, operations, breakers, metrics, clock, log: logger });
-  const answers = new AnswerService({ store, secrets, bus, operations, delivery, spendApproval, metrics, clock, log: logger, governance });
+  const creativeAnswers = new CreativeAnswers({ store, secrets, bus, operations, metrics, clock });
+  const answers = new AnswerService({ store, secrets, bus, operations, delivery, spendApproval, metrics, clock, log: logger, governance, creatives: creativeAnswers });
   const campaigns = new CampaignService({ store, secrets, bus, operations, flow: governance, guard, spendApproval, metrics, clock, log: logger });
   const campaignWatcher = new CampaignWatcher(store, bus, clock, logger, {
     sweepEveryMs: Math.max(1_000, config.ADCP_ORCH_SCHEDULER_TICK_MS * 5),
@@ -227,7 +237,8 @@ export async function createApp(opts: AppOptions): Promise<App> {
     now: () => clock.now(),
   });
   const buyCalls = { store, adcp, secrets, bus, breakers, metrics, clock, log: logger, callTimeoutMs: config.ADCP_ORCH_CALL_TIMEOUT_MS };
-  const tracker = new BuyTracker({ ...buyCalls, tracking, clockSkewMs });
+  const creativeTracker = new CreativeTracker({ ...buyCalls, policy: creativePolicy });
+  const tracker = new BuyTracker({ ...buyCalls, tracking, clockSkewMs, creatives: creativeTracker, inbox: creativeInbox });
   const deliveryOutcomes = new DeliveryOutcomes(buyCalls);
   const buyWorker = new BuyWorker(store, (b) => tracker.run(b), (o) => deliveryOutcomes.run(o), clock, logger, {
     instanceId,
@@ -237,6 +248,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     outage,
   });
   const mediaBuys = new MediaBuyService({ store, operations, bus, clock });
+  const creatives = new CreativeService({ store, operations, mediaBuys });
   // A buy's change may make its timers or an outcome due now; its notifications are counted here (this process's).
   const unsubscribeBuys = [
     bus.subscribeBuys((change) => {
@@ -244,7 +256,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
       buyWorker.wake();
     }),
     bus.subscribe((change) => {
-      if (!change.notifications.some((n) => n.type.startsWith('media_buy.'))) return;
+      if (!change.notifications.some((n) => n.type.startsWith('media_buy.') || n.type.startsWith('creative.'))) return;
       metrics.mediaBuyNotified(change.notifications);
       buyWorker.wake();
     }),
@@ -285,6 +297,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     publicUrl: config.ADCP_ORCH_PUBLIC_URL,
     wakeSubscriptions: () => subscriptions.wake(),
     answers,
+    mediaBuys,
     outage,
   });
   const starter = new OperationStarter(operations, spendApproval, guard);
@@ -324,6 +337,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     starter,
     governance: { guard, plans, campaigns },
     mediaBuys,
+    creatives,
     plugins: [
       webhookRoutes(receiver, config.ADCP_ORCH_PUBLIC_URL, reportingReceiver),
       live.routes,

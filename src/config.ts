@@ -188,6 +188,13 @@ export const ConfigSchema = z.object({
   ADCP_ORCH_REPORT_CLOCK_SKEW_MS: intMs(300_000),
   /** How often a live buy's status is read from its seller (get_media_buys), jittered; at least 100 ms. */
   ADCP_ORCH_MEDIA_BUY_POLL_INTERVAL_MS: intMs(900_000).pipe(z.number().min(100, 'must be at least 100 milliseconds')),
+  /**
+   * Creatives of live buys (README, Creatives): how often the reviews of creatives sent to a
+   * seller are looked at (list_creatives, then the buy's creative_approvals), jittered; at least 100 ms.
+   */
+  ADCP_ORCH_CREATIVE_POLL_INTERVAL_MS: intMs(600_000).pipe(z.number().min(100, 'must be at least 100 milliseconds')),
+  /** A creative whose review has waited this long since it was sent is stalled and people are told (creative.stalled); at least 100 ms. */
+  ADCP_ORCH_CREATIVE_APPROVAL_TIMEOUT_MS: intMs(172_800_000).pipe(z.number().min(100, 'must be at least 100 milliseconds')),
   /** `serve --sandbox`: the sandbox seller's "hour" for reporting fires and its compressed flights; at least 100 ms. */
   ADCP_ORCH_SANDBOX_REPORT_INTERVAL_MS: intMs(10_000).pipe(z.number().min(100, 'must be at least 100 milliseconds')),
   /** How long a dashboard sign-in lasts before the person signs in again (default 12 h). */

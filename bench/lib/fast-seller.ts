@@ -4,7 +4,9 @@
  * `initialize`, `tools/list` (get_task_status, create_media_buy) and `tools/call`:
  *   - get_task_status → {task_id, status: 'submitted'} (every 10th task id ending
  *     in 0 answers 'completed' with a small result), like a seller still working;
- *   - create_media_buy → completed at once with a media_buy_id.
+ *   - create_media_buy → completed at once with a media_buy_id;
+ *   - get_media_buys → every buy asked for, `active` (a live buy's status read after
+ *     its reports, bench/reporting-ingest.ts).
  * It counts calls, records the time of the first get_task_status, and counts polls of
  * a task id it was already polled for (`repeatPolls`: where each task is due once, a
  * repeat is a second worker on the same operation, or a re-poll after a lost lease).
@@ -33,6 +35,7 @@ export interface FastSeller {
 const TOOLS = [
   { name: 'get_task_status', description: 'task status', inputSchema: { type: 'object', properties: { task_id: { type: 'string' } } } },
   { name: 'create_media_buy', description: 'create a media buy', inputSchema: { type: 'object' } },
+  { name: 'get_media_buys', description: 'media buy status', inputSchema: { type: 'object', properties: { media_buy_ids: { type: 'array' } } } },
 ];
 
 function toolResult(payload: Record<string, unknown>) {
@@ -73,6 +76,12 @@ export async function startFastSeller(port = 0): Promise<FastSeller> {
         if (name === 'create_media_buy') {
           n++;
           return toolResult({ status: 'completed', media_buy_id: `mb_fast_${n}`, packages: [{ package_id: `pkg_${n}` }] });
+        }
+        if (name === 'get_media_buys') {
+          const ids: unknown[] = Array.isArray(args.media_buy_ids) ? args.media_buy_ids : [];
+          return toolResult({
+            media_buys: ids.map((id) => ({ media_buy_id: String(id), status: 'active', revision: 1, currency: 'USD', valid_actions: ['pause', 'cancel'], packages: [] })),
+          });
         }
         return { content: [{ type: 'text', text: `unknown tool ${name}` }], isError: true };
       }

@@ -28,7 +28,11 @@ export interface IngestRate {
 
 const LOAD = { connections: 32, pipelining: 2, inFlight: 64 };
 
-function seedRequests(b: BenchApp, agentId: string, prefix: string, n: number): string {
+/**
+ * `n` fresh `submitted` operations (ids `${prefix}…`, HMAC webhooks) and the file of their
+ * signed deliveries (the plan of bench/lib/webhooks.ts: 5 each, 80 % progress, 20 % terminal).
+ */
+export function seedHmacRequests(b: BenchApp, agentId: string, prefix: string, n: number): string {
   const ops: SeededOp[] = Array.from({ length: n }, (_, i) => {
     const id = opId(prefix, i);
     return { id, token: randomBytes(24).toString('base64url'), taskId: `task-${id}`, secret: randomBytes(32).toString('base64url') };
@@ -54,8 +58,8 @@ function seedRequests(b: BenchApp, agentId: string, prefix: string, n: number): 
 
 /** `ops` operations × 5 deliveries must outlast `seconds` of load (else the rate is capped by the file). */
 export async function measureHmacIngestRate(b: BenchApp, agentId: string, opts: { seconds: number; ops: number }): Promise<IngestRate> {
-  const warmFile = seedRequests(b, agentId, 'rate-warm-', 200);
-  const file = seedRequests(b, agentId, 'rate-measured-', opts.ops);
+  const warmFile = seedHmacRequests(b, agentId, 'rate-warm-', 200);
+  const file = seedHmacRequests(b, agentId, 'rate-measured-', opts.ops);
   const loadgen = spawnTs('bench/lib/loadgen.ts');
   const run = async (f: string, durationMs: number): Promise<LoadResult> => {
     const reply = nextMessage(loadgen, (m) => 'result' in m || 'error' in m, durationMs + 120_000);

@@ -12,7 +12,11 @@
  *   4. otherwise `completed`: this covers a 3.0 create_media_buy whose root
  *      `status` is a MediaBuyStatus (`pending_creatives`, `active`, ...).
  * A root `status` that is both words (MediaBuyStatus `completed`, `rejected`,
- * `canceled`) is read as the task status: same terminal meaning either way.
+ * `canceled`) is read as the task status: same terminal meaning either way, with
+ * one exception. `canceled` beside a `media_buy_id` and no error is the buy's
+ * status in the reply of an update that canceled it (`canceled: true`): that task
+ * completed, and reading it as a canceled task would say the cancel did not happen.
+ * A task that is itself canceled names no buy at the root.
  */
 import { isAdcpTaskStatus, type AdcpTaskStatus } from '../domain/status.js';
 import { epochMs, isJsonObject, nonEmptyString, type JsonObject } from './json.js';
@@ -39,19 +43,24 @@ const FAILURE_WORDS: ReadonlySet<AdcpTaskStatus> = new Set(['failed', 'rejected'
 export function classifyStatus(payload: JsonObject, view: TransportView = {}): AdcpTaskStatus {
   const root = payload.status;
   const transport = view.transportStatus;
-  if (isAdcpTaskStatus(root)) {
+  const hasEnvelopeError = isJsonObject(payload.adcp_error);
+  const hasErrors = Array.isArray(payload.errors) && payload.errors.length > 0;
+  if (isAdcpTaskStatus(root) && !(root === 'canceled' && isCanceledBuy(payload, hasEnvelopeError || hasErrors))) {
     // A payload claiming success inside a failed call is not believed.
     if (root === 'completed' && transport && FAILURE_WORDS.has(transport)) return transport;
     return root;
   }
   if (transport && transport !== 'completed') return transport;
-  const hasEnvelopeError = isJsonObject(payload.adcp_error);
-  const hasErrors = Array.isArray(payload.errors) && payload.errors.length > 0;
   // errors[] beside a media_buy_id are warnings on a buy that exists (3.0 partial success); beside
   // a sync_plans `plans[]` they are the per-plan errors of a sync that was processed.
   const processed = payload.media_buy_id !== undefined || Array.isArray(payload.plans);
   if (hasEnvelopeError || (hasErrors && !processed)) return 'failed';
   return 'completed';
+}
+
+/** A root `canceled` that is the buy's status: it names the buy and reports no error. */
+function isCanceledBuy(payload: JsonObject, reportsError: boolean): boolean {
+  return typeof payload.media_buy_id === 'string' && payload.media_buy_id !== '' && !reportsError;
 }
 
 export function classifyPayload(payload: JsonObject, view: TransportView = {}): TaskReply {

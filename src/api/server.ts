@@ -31,6 +31,7 @@ import { planRoutes } from './routes/plans.js';
 import { campaignRoutes } from './routes/campaigns.js';
 import { mediaBuyRoutes } from './routes/media-buys.js';
 import type { MediaBuyService } from '../engine/media-buys/buy-service.js';
+import type { CreativeService } from '../engine/media-buys/creative-service.js';
 
 export interface ApiDeps {
   store: Store;
@@ -54,6 +55,8 @@ export interface ApiDeps {
   starter?: OperationStarter;
   /** Live media buys (absent in route-level tests that build the API alone). */
   mediaBuys?: MediaBuyService;
+  /** Creatives sent to live buys (POST /v1/media-buys/:id/creatives). */
+  creatives?: CreativeService;
   /** Serve POST /debug/gc (ADCP_ORCH_DEBUG_GC, benchmarks only). */
   debugGc?: boolean;
   /** Told of every 503 the database's absence causes (counted, logged once per outage). */
@@ -101,7 +104,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   if (deps.answers) inputRoutes(app, { store: deps.store, answers: deps.answers });
   settingsRoutes(app, deps);
   if (deps.cancel) cancelRoutes(app, { store: deps.store, cancel: deps.cancel });
-  if (deps.mediaBuys) mediaBuyRoutes(app, { store: deps.store, mediaBuys: deps.mediaBuys });
+  if (deps.mediaBuys) mediaBuyRoutes(app, { store: deps.store, mediaBuys: deps.mediaBuys, ...(deps.creatives ? { creatives: deps.creatives } : {}) });
   if (deps.reconciler) reconcileRoutes(app, { store: deps.store, reconciler: deps.reconciler });
   healthRoutes(app, deps);
   if (deps.debugGc) debugGcRoutes(app, deps);

@@ -11,6 +11,7 @@ import { registerDemoCommand } from './commands/demo.js';
 import { registerCampaignCommands } from './commands/campaigns.js';
 import { registerKeysCommand } from './commands/keys.js';
 import { registerMcpCommand } from './commands/mcp.js';
+import { registerMediaBuyCommands } from './commands/media-buys.js';
 import { registerMigrateCommand } from './commands/migrate.js';
 import { registerOpsCommands } from './commands/ops.js';
 import { registerReconcileCommand } from './commands/reconcile.js';
@@ -36,6 +37,7 @@ registerSubscriptionCommands(program);
 registerReconcileCommand(program);
 registerDemoCommand(program);
 registerCampaignCommands(program);
+registerMediaBuyCommands(program);
 registerMcpCommand(program);
 
 program.parseAsync(process.argv).catch(async (err: unknown) => {

@@ -2,11 +2,14 @@
  * What a person is asked when an operation waits for one (docs/ARCHITECTURE.md, People in the loop), and
  * the rules for an answer. Pure: the engine stores and acts on what this decides.
  *
- * Three kinds of request, one way to answer (`approve` | `reject` | `respond`):
+ * Four kinds of request, one way to answer (`approve` | `reject` | `respond`):
  * - `seller_input`: the seller answered `input-required` or `auth-required`;
  * - `spend_approval`: the tenant's own rule holds a buy before anything is sent;
  * - `governance_conditions`: the governance agent answered `conditions` (shaped
- *   here so that the inbox needs no change when the governance cycle fills it).
+ *   here so that the inbox needs no change when the governance cycle fills it);
+ * - `creative_rejected`: the seller rejected creatives a `sync_creatives` sent
+ *   (src/domain/creative-request.ts): `respond` sends corrected ones, `reject`
+ *   dismisses the rejection.
  */
 
 import { canonical, sellerStatusOf, withQuestionId } from './input-question.js';
@@ -14,7 +17,15 @@ import { canonical, sellerStatusOf, withQuestionId } from './input-question.js';
 export const DECISIONS = ['approve', 'reject', 'respond'] as const;
 export type Decision = (typeof DECISIONS)[number];
 
-export type InputRequestKind = 'seller_input' | 'spend_approval' | 'governance_conditions';
+export type InputRequestKind = 'seller_input' | 'spend_approval' | 'governance_conditions' | 'creative_rejected';
+
+/** `creative_rejected` only: a creative the seller rejected, and why. */
+export interface RejectedCreative {
+  creative_id: string;
+  name: string | null;
+  rejection_reason: string;
+  package_ids: string[];
+}
 
 export interface ConditionField {
   field: string;
@@ -43,6 +54,12 @@ export interface InputRequest {
   expires_at?: string;
   /** What its expiry does: `reject` ends the operation as a reject would, `stall` marks it stalled and it still waits. */
   on_expiry?: 'reject' | 'stall';
+  /** `creative_rejected` only: the first rejected creative and the seller's reason (all of them in `creatives`). */
+  creative_id?: string;
+  rejection_reason?: string;
+  creatives?: RejectedCreative[];
+  /** `creative_rejected` only: the live buy they were sent to (our id and the seller's). */
+  media_buy?: { id: string; media_buy_id: string };
 }
 
 /** A person's answer as received (before it is acted on). */
@@ -155,7 +172,8 @@ export function checkAnswer(request: InputRequest, answer: Answer): AnswerProble
     return { status: 400, code: 'params_not_allowed', message: 'approve sends the request as it is; send corrections with respond' };
   }
   // Turning down spend (or a governance condition) is a decision others must be able to understand later.
-  if (decision === 'reject' && request.kind !== 'seller_input' && !message) {
+  // Dismissing a creative's rejection spends nothing and keeps it rejected: a message is welcome, not needed.
+  if (decision === 'reject' && request.kind !== 'seller_input' && request.kind !== 'creative_rejected' && !message) {
     return { status: 400, code: 'message_required', message: `rejecting a ${request.kind.replace('_', ' ')} needs a message saying why` };
   }
   if (!request.allowed.includes(decision)) {

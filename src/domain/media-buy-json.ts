@@ -5,6 +5,7 @@
  * the change and the API shows exactly the same thing. No secret passes here: the
  * reporting webhook's token and secret and the governance token are never read.
  */
+import type { CreativeJson } from './creatives.js';
 import type { PackageState } from './media-buy-delivery.js';
 import type { PacingState } from './pacing.js';
 
@@ -79,7 +80,8 @@ export interface ReportJsonSource {
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const parsed = <T>(text: string | null, fallback: T): T => (text === null ? fallback : (JSON.parse(text) as T));
 
-export function presentMediaBuy(b: MediaBuyJsonSource, events?: MediaBuyEventSource[]) {
+/** With `creatives` (the single-buy read): each creative sent to its seller and its review (src/domain/creatives.ts). */
+export function presentMediaBuy(b: MediaBuyJsonSource, events?: MediaBuyEventSource[], creatives?: CreativeJson[]) {
   const governance = parsed<{ agent_id: string; plan_id: string } | null>(b.governance, null);
   return {
     id: b.id,
@@ -119,6 +121,7 @@ export function presentMediaBuy(b: MediaBuyJsonSource, events?: MediaBuyEventSou
     created_at: iso(b.created_at),
     updated_at: iso(b.updated_at),
     ended_at: iso(b.ended_at),
+    ...(creatives ? { creatives } : {}),
     ...(events ? { events: events.map(presentBuyEvent) } : {}),
   };
 }

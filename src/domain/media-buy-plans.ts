@@ -86,6 +86,7 @@ export function timersAfterReport(
     status_check_at: terminal ? null : Math.min(buy.status_check_at ?? Infinity, now + STATUS_AFTER_REPORT_MS),
     report_due_at: buy.report_due_at,
     delivery_poll_at: report.gap ? now : buy.delivery_poll_at,
+    creative_check_at: terminal ? null : buy.creative_check_at,
   };
   const patch: Record<string, unknown> = {};
   if (report.fire && buy.reporting_auth !== 'none') {
@@ -108,7 +109,8 @@ export function statusPart(buy: { status: string }, observed: unknown, source: s
  */
 export function timersAfterStatusRead(buy: TrackedBuy, status: string, policy: TrackingPolicy, now: number, random: () => number): Record<string, unknown> {
   if (buy.ended_at !== null) return {};
-  if (isTerminalBuyStatus(status)) return withNextCheck({ status_check_at: null, report_due_at: null, delivery_poll_at: buy.final_received ? null : now });
+  // A buy that ended has no creative left to review for it.
+  if (isTerminalBuyStatus(status)) return withNextCheck({ ...NO_TIMERS, delivery_poll_at: buy.final_received ? null : now });
   return withNextCheck({ ...pick(buy), status_check_at: nextStatusCheck(now, policy, random) });
 }
 
@@ -144,5 +146,5 @@ export function silencePart(buy: TrackedBuy, policy: TrackingPolicy, now: number
 }
 
 function pick(t: BuyTimers): BuyTimers {
-  return { status_check_at: t.status_check_at, report_due_at: t.report_due_at, delivery_poll_at: t.delivery_poll_at };
+  return { status_check_at: t.status_check_at, report_due_at: t.report_due_at, delivery_poll_at: t.delivery_poll_at, creative_check_at: t.creative_check_at };
 }

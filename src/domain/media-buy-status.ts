@@ -7,6 +7,8 @@
  * The seller decides the status; we read it (`get_media_buys`, the create reply,
  * a delivery report's row) and only record what it says.
  */
+import { CREATIVE_EVENT_NOTIFICATIONS, type CreativeNotificationType } from './creatives.js';
+
 export const MEDIA_BUY_STATUSES = ['pending_creatives', 'pending_start', 'active', 'paused', 'completed', 'rejected', 'canceled'] as const;
 export type MediaBuyStatus = (typeof MEDIA_BUY_STATUSES)[number];
 
@@ -64,9 +66,13 @@ export function statusNotification(from: string | null, to: string): MediaBuyNot
 
 /**
  * The notification a buy event raises, if any: status changes by the rule above,
- * and the buy's own alerts (`pacing_alert`, `report_missing`, `governance_findings`).
+ * the buy's own alerts (`pacing_alert`, `report_missing`, `governance_findings`),
+ * and its creatives' reviews (`creative_approved`, `creative_rejected`,
+ * `creative_stalled`: src/domain/creatives.ts).
  */
-export function buyNotificationFor(event: { kind: string; from_status: string | null; to_status: string | null; detail?: unknown }): MediaBuyNotificationType | null {
+export function buyNotificationFor(event: { kind: string; from_status: string | null; to_status: string | null; detail?: unknown }): MediaBuyNotificationType | CreativeNotificationType | null {
+  const creative = CREATIVE_EVENT_NOTIFICATIONS[event.kind];
+  if (creative) return creative;
   switch (event.kind) {
     case 'created':
       return 'media_buy.created';

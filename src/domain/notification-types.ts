@@ -8,6 +8,7 @@
  * seller waits on the buyer either way; see docs/ARCHITECTURE.md, People in the loop). A task-id conflict is reported as
  * a conflict like a second, different terminal status: both need a person.
  */
+import { CREATIVE_NOTIFICATION_TYPES } from './creatives.js';
 import { MEDIA_BUY_NOTIFICATION_TYPES } from './media-buy-status.js';
 
 export const NOTIFICATION_TYPES = [
@@ -24,6 +25,8 @@ export const NOTIFICATION_TYPES = [
   'campaign.completed',
   // Raised by a media buy's own events (src/domain/media-buy-status.ts), not an operation's.
   ...MEDIA_BUY_NOTIFICATION_TYPES,
+  // Raised by a buy's events about its creatives' reviews (src/domain/creatives.ts), with `data.media_buy`.
+  ...CREATIVE_NOTIFICATION_TYPES,
 ] as const;
 
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];

@@ -23,14 +23,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { redactedCredentials } from '../domain/credential-fields.js';
-import { checkAnswer, isSameAnswer, mergeParams, type Answer, type RecordedAnswer } from '../domain/input-request.js';
+import { checkAnswer, isSameAnswer, mergeParams, type Answer, type InputRequest, type RecordedAnswer } from '../domain/input-request.js';
 import { deadlineFor } from '../domain/timing.js';
 import type { OperationRow, Store } from '../store/index.js';
 import type { Tx } from '../store/tx.js';
 import type { MutationPlan, NewEvent, OperationPatch, Written } from '../store/operations-repo.js';
 import type { SecretBox } from '../store/secret-box.js';
 import type { AnswerDelivery } from './answer-delivery.js';
+import { answered, answeredEvent } from './answer-records.js';
 import type { ChangeBus } from './change-bus.js';
 import type { Clock } from './clock.js';
 import { EngineError, notFound } from './errors.js';
@@ -46,6 +46,7 @@ import { CHECK_STEP, freshState, parseGovernance } from '../domain/governed-flow
 import { questionIdOf } from '../domain/input-question.js';
 import { QUESTION_RETRIES, QuestionChanged, questionSuperseded, waitingQuestionId } from './question-match.js';
 import type { GovernanceFlow } from './governance/flow.js';
+import type { CreativeAnswers } from './media-buys/creative-answers.js';
 
 export interface AnswerServiceDeps {
   store: Store;
@@ -59,6 +60,8 @@ export interface AnswerServiceDeps {
   log: Logger;
   /** Governed operations' flow (absent: conditions cannot be answered). */
   governance?: GovernanceFlow;
+  /** Answers to rejected creatives (absent: they cannot be answered). */
+  creatives?: CreativeAnswers;
 }
 
 /** Whether this answer was the one taken, and the operation to show. */
@@ -119,6 +122,7 @@ export class AnswerService {
       kind: request.kind,
       question_id: questionId,
     };
+    if (request.kind === 'creative_rejected') return this.answerCreatives(row, recorded, request);
     if (answer.decision === 'reject') return this.reject(row, recorded);
     switch (request.kind) {
       case 'spend_approval':
@@ -128,6 +132,15 @@ export class AnswerService {
       case 'governance_conditions':
         return this.approveConditions(row, recorded);
     }
+  }
+
+  /** A rejected creative: a correction sent, or the rejection dismissed, through this service's one locked write. */
+  private answerCreatives(row: OperationRow, recorded: RecordedAnswer, request: InputRequest): Promise<OperationRow> {
+    if (!this.deps.creatives) throw new EngineError('creatives_not_supported', 'this process follows no creatives', 501);
+    return this.deps.creatives.answer(row, recorded, request, {
+      take: (plan, alongside) => this.take(row, recorded, plan, alongside),
+      drive: (child, work) => this.driveBriefly(child, work),
+    });
   }
 
   /**
@@ -377,11 +390,6 @@ export class AnswerService {
   }
 }
 
-/** The columns of an answered operation that no longer waits. */
-function answered(recorded: RecordedAnswer): OperationPatch {
-  return { needs_input: 0, input_request: null, input_message: null, answer: JSON.stringify(recorded), stalled: 0, stalled_reason: null };
-}
-
 function describeKind(kind: string): string {
   return kind.replace('_', ' ');
 }
@@ -389,21 +397,4 @@ function describeKind(kind: string): string {
 /** Due now and leased by this instance, which acts on it at once; if we die, the lease runs out and the scheduler does. */
 function dueNowLeasedBy(instanceId: string, current: OperationRow, now: number, leaseMs: number, checkKind: string): OperationPatch {
   return { next_check_at: now, check_kind: checkKind, lease_owner: instanceId, lease_until: now + leaseMs, lease_epoch: current.lease_epoch + 1, attempt: 1 };
-}
-
-function answeredEvent(current: OperationRow, recorded: RecordedAnswer): NewEvent {
-  return {
-    source: 'user',
-    kind: 'answered',
-    from: current.status,
-    to: current.status,
-    actor: recorded.actor,
-    detail: {
-      kind: recorded.kind,
-      decision: recorded.decision,
-      ...(recorded.message !== undefined ? { message: recorded.message } : {}),
-      ...(recorded.params !== undefined ? { params: redactedCredentials(recorded.params) } : {}),
-      ...(recorded.question_id !== undefined ? { question_id: recorded.question_id } : {}),
-    },
-  };
 }

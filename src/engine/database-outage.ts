@@ -42,8 +42,18 @@ export interface OutageCounter {
   databaseUnavailable(where: OutagePlace): void;
 }
 
+/**
+ * A failure this soon after the database came back is the same outage flapping (a
+ * restarting server refuses a few statements while it starts up, a pool drops the
+ * connections it opened just before): counted, but not announced as a new outage.
+ */
+export const FLAP_MS = 5_000;
+
 export class DatabaseOutage {
   private since: number | undefined;
+  /** The current outage began as a flap of the previous one: neither its start nor its end is logged above debug. */
+  private flapping = false;
+  private lastRecovered = Number.NEGATIVE_INFINITY;
   private lastConnectionLossLogged = Number.NEGATIVE_INFINITY;
 
   constructor(
@@ -68,6 +78,11 @@ export class DatabaseOutage {
     this.counter?.databaseUnavailable(where);
     if (this.since === undefined) {
       this.since = this.clock.now();
+      this.flapping = this.since - this.lastRecovered < FLAP_MS;
+      if (this.flapping) {
+        this.log.debug({ where, reason: unavailable.reason }, 'database unavailable again just after its return');
+        return true;
+      }
       this.log.warn(
         { where, reason: unavailable.reason },
         'database unavailable: requests answer 503 and background work pauses until it is back (nothing is lost: work resumes from what is stored)',
@@ -81,9 +96,12 @@ export class DatabaseOutage {
   /** A database call just succeeded: ends the outage, if there was one. Cheap enough to call after every success. */
   succeeded(): void {
     if (this.since === undefined) return;
-    const downMs = this.clock.now() - this.since;
+    const now = this.clock.now();
+    const downMs = now - this.since;
     this.since = undefined;
-    this.log.info({ down_ms: downMs }, 'database available again; resuming');
+    this.lastRecovered = now;
+    if (this.flapping) this.log.debug({ down_ms: downMs }, 'database back again after a flap');
+    else this.log.info({ down_ms: downMs }, 'database available again; resuming');
   }
 
   /**

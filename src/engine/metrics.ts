@@ -45,6 +45,7 @@ export class Metrics implements OutageCounter {
   private readonly deliveryReports: Counter;
   private readonly reportsMissing: Counter;
   private readonly pacingAlerts: Counter;
+  private readonly creativeReviews: Counter;
 
   constructor(store?: Store, opts: { defaultMetrics?: boolean; instanceDeadAfterMs?: number } = {}) {
     const registers = [this.registry];
@@ -96,6 +97,8 @@ export class Metrics implements OutageCounter {
     });
     this.reportsMissing = new Counter({ name: `${p}delivery_reports_missing_total`, help: 'Delivery reports found missing (a silence past the grace, a skipped sequence number)', registers });
     this.pacingAlerts = new Counter({ name: `${p}pacing_alerts_total`, help: 'Live media buys crossing into under- or over-pacing', labelNames: ['state'], registers });
+    // The seed's approval and rejection rates, for creatives: how their reviews at sellers end (or stall).
+    this.creativeReviews = new Counter({ name: `${p}creative_reviews_total`, help: 'Creative reviews at sellers by outcome (approved, rejected, stalled)', labelNames: ['outcome'], registers });
     this.circuitState = new Gauge({ name: `${p}circuit_state`, help: 'Circuit breaker per agent: 0 closed, 1 half-open, 2 open', labelNames: ['agent'], registers });
     if (store) {
       new Gauge({
@@ -188,12 +191,13 @@ export class Metrics implements OutageCounter {
   deliveryReport(source: string, outcome: string): void {
     this.deliveryReports.inc({ source, outcome });
   }
-  /** Counts what the buys' notifications tell (made here): a missing report, a pacing alert. */
+  /** Counts what the buys' notifications tell (made here): a missing report, a pacing alert, a creative's review. */
   mediaBuyNotified(notifications: ReadonlyArray<{ type: string }>): void {
     for (const n of notifications) {
       if (n.type === 'media_buy.report_missing') this.reportsMissing.inc();
       else if (n.type === 'media_buy.underpacing') this.pacingAlerts.inc({ state: 'under' });
       else if (n.type === 'media_buy.overpacing') this.pacingAlerts.inc({ state: 'over' });
+      else if (n.type.startsWith('creative.')) this.creativeReviews.inc({ outcome: n.type.slice('creative.'.length) });
     }
   }
   inputReminder(kind: string): void {

@@ -165,9 +165,14 @@ export class PgEventHorizon implements EventHorizon {
     // write our table, so one running elsewhere (another application's, another test
     // database's) must not hold our streams up. Sessions and their transaction ids are
     // visible to every role; xid8 is (epoch << 32) | xid.
+    // "Still running" is asked of a fresh snapshot, not of pg_xact_status: a committing
+    // transaction is marked committed in the commit log a moment before it leaves the
+    // snapshot's in-progress list, and in that moment its rows are still invisible, so a
+    // horizon moved on pg_xact_status's word could pass a row that appears just after
+    // (seen once after a frozen server was thawed, when a backend paused in between).
     const { rows } = await sql<{ running: number }>`
       SELECT count(*)::int AS running FROM unnest(${p.xip}::xid8[]) AS x
-      WHERE pg_xact_status(x) = 'in progress'
+      WHERE x IN (SELECT pg_snapshot_xip(pg_current_snapshot()))
         AND (x::text::bigint % 4294967296) IN (
           SELECT backend_xid::text::bigint FROM pg_stat_activity WHERE datname = current_database() AND backend_xid IS NOT NULL
           UNION ALL

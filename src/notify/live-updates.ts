@@ -95,6 +95,10 @@ export function createLiveUpdates(opts: LiveUpdatesOptions): LiveUpdates {
   };
   const wakeBuyOfChild = buyChildWakes({
     buyOf: (operationId) => store.mediaBuys.byOperation(operationId),
+    buyOfSync: async (operationId) => {
+      const id = await store.creatives.buyOfOperation(operationId);
+      return id ? store.mediaBuys.get(id) : undefined;
+    },
     wakes,
     ...(notifier ? { tellOthers: (tenantId: string, ids: string[]) => notifier.publishIds(tenantId, ids) } : {}),
   });

@@ -46,6 +46,9 @@ const HEADLINES: Record<string, string> = {
   'media_buy.overpacing': 'Media buy over-pacing',
   'media_buy.report_missing': 'Delivery report missing',
   'media_buy.governance_findings': 'Governance findings on delivery',
+  'creative.approved': 'Creative approved',
+  'creative.rejected': 'Creative rejected',
+  'creative.stalled': 'Creative review stalled',
 };
 
 /** Slack mrkdwn treats &, < and > as control characters; everything else is literal. */
@@ -54,6 +57,16 @@ export function slackEscape(text: string): string {
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);
+
+/** The creative a creative.* notification's event names, with its rejection reason. */
+function creativeOf(event: unknown): { id: string; name?: string; reason?: string } | undefined {
+  const detail = event && typeof event === 'object' ? (event as { detail?: unknown }).detail : undefined;
+  if (!detail || typeof detail !== 'object') return undefined;
+  const d = detail as Record<string, unknown>;
+  const id = str(d.creative_id);
+  if (!id) return undefined;
+  return { id, ...(str(d.name) ? { name: str(d.name) } : {}), ...(str(d.rejection_reason) ? { reason: str(d.rejection_reason) } : {}) };
+}
 
 export function operationLink(publicUrl: string | undefined, operationId: string | undefined): string | undefined {
   if (!publicUrl || !operationId) return undefined;
@@ -80,13 +93,16 @@ export function slackMessage(body: NotificationBody, publicUrl: string | undefin
     facts.push(`media buy \`${slackEscape(str(b.media_buy_id) ?? str(b.id) ?? '?')}\``);
     if (str(b.status)) facts.push(`status *${slackEscape(b.status!)}*`);
     if (typeof b.delivery?.spend === 'number') facts.push(`spent ${b.delivery.spend}${str(b.delivery.currency) ? ` ${slackEscape(String(b.delivery.currency))}` : ''}`);
+    // A creative's review (creative.*): which creative, before the buy's facts.
+    const creative = creativeOf(body.data.event);
+    if (creative) facts.unshift(`creative \`${slackEscape(creative.id)}\`${creative.name ? ` (${slackEscape(creative.name)})` : ''}`);
   } else if (body.data?.campaign) {
     const c = body.data.campaign;
     facts.push(`campaign *${slackEscape(str(c.name) ?? str(c.id) ?? '?')}*`);
     if (str(c.status)) facts.push(`status *${slackEscape(c.status!)}*`);
   }
   const message = str(body.data?.message);
-  const reason = str(body.data?.reason);
+  const reason = str(body.data?.reason) ?? creativeOf(body.data?.event)?.reason;
   // The body's own link when the outbox wrote one; else built here from the public URL.
   const link = str(body.data?.link) ?? operationLink(publicUrl, str(op?.id));
   const reminder = body.data?.reminder === true ? ' (reminder)' : '';

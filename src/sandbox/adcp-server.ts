@@ -8,6 +8,7 @@
  *   create_media_buy
  *   update_media_buy                          (cancel, pause/resume, reporting_webhook)
  *   get_media_buys, get_media_buy_delivery    (the book of live buys, live-buys.ts)
+ *   sync_creatives, list_creatives            (the creative library and its reviews, creative-library.ts)
  *   tasks/get, tasks_get, get_task_status     (same handler; 3.0 and 3.1 names)
  *   tasks/list, list_tasks                    (same handler)
  *   sandbox_respond                           (answers input-required / auth-required)
@@ -132,6 +133,21 @@ export function buildAdcpServer(
         inputSchema: openInput,
         annotations: { readOnlyHint: true },
         handler: logged('get_media_buy_delivery', (args) => core.getMediaBuyDelivery(args)),
+      },
+      sync_creatives: {
+        description:
+          'Sync creatives to the library: {idempotency_key, account, creatives: [{creative_id, name, format_id, assets}], assignments?: [{creative_id, package_id}]}. ' +
+          'Each is reviewed shortly after: rejected when its name contains "reject", never reviewed when it contains "hold", approved otherwise. ' +
+          'A creative named with "queue" makes the whole sync answer submitted, done later as a task. ' +
+          'A buy of sandbox_awaiting_creatives starts once every package has an approved creative.',
+        inputSchema: openInput,
+        handler: logged('sync_creatives', (args) => core.syncCreatives(args, caller.principal)),
+      },
+      list_creatives: {
+        description: 'Creatives in the library: {account?, filters?: {creative_ids, statuses, updated_after, updated_before, media_buy_ids, name_contains}, pagination?, include_assignments?}.',
+        inputSchema: openInput,
+        annotations: { readOnlyHint: true },
+        handler: logged('list_creatives', (args) => core.listCreatives(args)),
       },
       'tasks/get': pollConfig('tasks/get'),
       tasks_get: pollConfig('tasks_get'),

@@ -18,6 +18,7 @@ import { IDEMPOTENCY_KEY_PATTERN, IdempotencyLedger } from './idempotency.js';
 import type { LiveBuys } from './live-buys.js';
 import { getMediaBuyDeliveryReply, getMediaBuysReply } from './media-buy-reads.js';
 import { updateMediaBuy } from './update-media-buy.js';
+import { listCreatives, queueAsTask, syncCreatives } from './creative-tools.js';
 import type { DeliveryContent, Notifier } from './notifications.js';
 import { findSandboxProduct, type SandboxBehaviour } from './products.js';
 import type { StatsRecorder } from './stats.js';
@@ -202,7 +203,21 @@ export class SellerCore {
 
   /** `get_media_buys`: the buys this seller created for the account (no pagination: a sandbox holds few). */
   getMediaBuys(args: Record<string, unknown>): ToolResult {
-    return getMediaBuysReply(this.live.book, args);
+    return getMediaBuysReply(this.live.book, args, this.live.creatives);
+  }
+
+  /** `sync_creatives`: creatives into the library, assigned to the account's buys' packages, reviewed later (creative-tools.ts). */
+  syncCreatives(args: Record<string, unknown>, principal: string): Promise<ToolResult> {
+    return syncCreatives(this.live.creatives, this.live.book, this.ledger, args, principal, {
+      ...(this.live.opts.creativeAdvisoryStatus && { advisory: this.live.opts.creativeAdvisoryStatus }),
+      // Queued: a task that syncs after submittedDelayMs, its result by webhook and tasks/get.
+      queue: queueAsTask(this.tasks, this.opts.submittedDelayMs),
+    });
+  }
+
+  /** `list_creatives`: the account's creatives and their review status. */
+  listCreatives(args: Record<string, unknown>): ToolResult {
+    return listCreatives(this.live.creatives, args);
   }
 
   /** `get_media_buy_delivery`: lifetime or date-range delivery of the account's buys (media-buy-reads.ts). */

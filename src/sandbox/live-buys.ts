@@ -15,8 +15,14 @@
  * The clock can be stopped and started (`reportClock: false` starts it
  * stopped); with it stopped nothing moves by itself and tests drive buys
  * with the hooks in live-buy-hooks.ts, deterministically.
+ *
+ * Creatives synced to the seller are reviewed on their own clock
+ * (creative-library.ts, `creativeReviewMs`): a buy that awaits creatives
+ * leaves `pending_creatives` for `pending_start` as soon as every one of
+ * its packages has an approved creative, whether or not the flight clock runs.
  */
 import { checkPushConfig } from './behaviours.js';
+import { CreativeLibrary, type LibraryCreative } from './creative-library.js';
 import { figuresFor, periodSpend } from './delivery.js';
 import { flightOf, isoPeriod } from './flight.js';
 import {
@@ -44,9 +50,17 @@ export interface LiveBuyOptions {
   reportClock?: boolean;
   /** Body style of reporting fires: 'bare' (AdCP 3.0, default) or 'envelope' (3.1). */
   reportBodyStyle?: ReportBodyStyle;
+  /** Wall-clock ms from a creative's sync to its review (creative-library.ts). Default 2000. */
+  creativeReviewMs?: number;
+  /**
+   * The per-item `status` every sync_creatives reply gives, whatever the review will say: a
+   * seller optimistic in that advisory field (the spec forbids buyers to gate spend on it).
+   * Default: each creative's own (`pending_review` after a sync).
+   */
+  creativeAdvisoryStatus?: 'approved' | 'pending_review' | 'processing';
 }
 
-export type ResolvedLiveBuyOptions = Required<LiveBuyOptions>;
+export type ResolvedLiveBuyOptions = Required<Omit<LiveBuyOptions, 'creativeAdvisoryStatus'>> & Pick<LiveBuyOptions, 'creativeAdvisoryStatus'>;
 
 export function resolveLiveBuyOptions(o: LiveBuyOptions): ResolvedLiveBuyOptions {
   const positive = (name: string, v: number | undefined, fallback: number, min: number): number => {
@@ -60,6 +74,8 @@ export function resolveLiveBuyOptions(o: LiveBuyOptions): ResolvedLiveBuyOptions
     statusStepMs: positive('statusStepMs', o.statusStepMs, 1000, 0),
     reportClock: o.reportClock ?? true,
     reportBodyStyle: o.reportBodyStyle ?? 'bare',
+    creativeReviewMs: positive('creativeReviewMs', o.creativeReviewMs, 2000, 0),
+    ...(o.creativeAdvisoryStatus !== undefined && { creativeAdvisoryStatus: o.creativeAdvisoryStatus }),
   };
 }
 
@@ -68,6 +84,8 @@ const CANCEL_POINT_WITHOUT_CLOCK = 0.5;
 
 export class LiveBuys {
   readonly book = new MediaBuyBook();
+  /** Creatives synced to this seller and their reviews. */
+  readonly creatives: CreativeLibrary;
   private readonly timers = new Map<string, NodeJS.Timeout>();
   /** Wall-clock ms of each buy's last step, to place a cancel within its period. */
   private readonly lastStepAt = new Map<string, number>();
@@ -78,6 +96,23 @@ export class LiveBuys {
     readonly reporter: Reporter,
   ) {
     this.running = opts.reportClock;
+    this.creatives = new CreativeLibrary(opts.creativeReviewMs, (c) => this.creativeReviewed(c));
+  }
+
+  /** A review ended: each buy the creative is assigned to starts once all its packages have an approved creative. */
+  private creativeReviewed(c: LibraryCreative): void {
+    for (const id of new Set(c.assignments.map((a) => a.media_buy_id))) {
+      const buy = this.book.find(id);
+      if (buy && this.creatives.approvedForAllPackages(c.account_id, buy)) this.creativesApproved(buy);
+    }
+  }
+
+  /** The buy's creatives are approved: one that awaits them moves to pending_start now (the clock, if running, goes on from there). */
+  creativesApproved(buy: BookedMediaBuy): void {
+    if (!buy.awaiting_creatives) return;
+    buy.awaiting_creatives = false;
+    if (buy.status === 'pending_creatives') this.book.change(buy, { action: 'creatives_approved', actor: SELLER_ACTOR }, 'pending_start');
+    this.schedule(buy);
   }
 
   /** Books a buy the seller just created (its request already checked; `taskId` if it was asynchronous), and starts its life. */
@@ -115,6 +150,7 @@ export class LiveBuys {
 
   close(): void {
     this.stopClock();
+    this.creatives.close();
   }
 
   private schedule(buy: BookedMediaBuy): void {

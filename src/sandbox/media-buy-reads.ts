@@ -14,6 +14,7 @@ import { figuresFor, packageDeliveryStatus, pacingIndex, type PackageFigures } f
 import { lifetimeByPackage, MEDIA_BUY_STATUSES, sameAccount, type BookedMediaBuy, type MediaBuyBook, type MediaBuyStatus } from './media-buy-book.js';
 import { SANDBOX_CPM } from './products.js';
 import { deliveryRow } from './report-body.js';
+import { CreativeLibrary } from './creative-library.js';
 import { assertValidAdcpReply } from './sdk-validator.js';
 import { errorResult, isPlainObject, ok, type ToolResult } from './wire.js';
 
@@ -41,7 +42,8 @@ function accountOf(buy: BookedMediaBuy): Record<string, unknown> | undefined {
   return { account_id: buy.account.account_id, name: `Sandbox account ${buy.account.account_id}`, status: 'active', sandbox: true };
 }
 
-export function getMediaBuysReply(book: MediaBuyBook, args: Args): ToolResult {
+/** `library`: the creatives assigned to the buys' packages, shown as `creative_approvals`. */
+export function getMediaBuysReply(book: MediaBuyBook, args: Args, library?: CreativeLibrary): ToolResult {
   const echo = args.context !== undefined ? { context: args.context } : {};
   const ids = mediaBuyIds(args.media_buy_ids);
   if (typeof ids === 'string') return errorResult('INVALID_REQUEST', ids, { field: 'media_buy_ids', extra: echo });
@@ -50,12 +52,16 @@ export function getMediaBuysReply(book: MediaBuyBook, args: Args): ToolResult {
   const history = typeof args.include_history === 'number' && args.include_history > 0 ? Math.floor(args.include_history) : 0;
   const snapshot = args.include_snapshot === true;
   const buys = book.list(args).filter((b) => !statuses || statuses.includes(b.status));
-  const body = { media_buys: buys.map((b) => mediaBuyView(b, { history, snapshot })), pagination: { has_more: false }, sandbox: true, ...echo };
+  const approvals = library ? (b: BookedMediaBuy, packageId: string) => library.approvalsFor(CreativeLibrary.accountOf(b.account), b.media_buy_id, packageId) : undefined;
+  const body = { media_buys: buys.map((b) => mediaBuyView(b, { history, snapshot, ...(approvals && { approvals }) })), pagination: { has_more: false }, sandbox: true, ...echo };
   assertValidAdcpReply('sandbox seller', 'get_media_buys', body);
   return ok(body);
 }
 
-export function mediaBuyView(buy: BookedMediaBuy, opts: { history: number; snapshot: boolean }): Record<string, unknown> {
+export function mediaBuyView(
+  buy: BookedMediaBuy,
+  opts: { history: number; snapshot: boolean; approvals?: (buy: BookedMediaBuy, packageId: string) => Array<Record<string, unknown>> },
+): Record<string, unknown> {
   const account = accountOf(buy);
   const lifetime = lifetimeByPackage(buy);
   const through = Date.parse(buy.delivered.at(-1)?.end ?? buy.flight.start);
@@ -79,6 +85,8 @@ export function mediaBuyView(buy: BookedMediaBuy, opts: { history: number; snaps
     packages: buy.packages.map((p) => {
       const spent = lifetime.get(p.package_id) ?? { spend: 0, impressions: 0, clicks: 0 };
       const pacing = pacingIndex(p.budget, spent.spend, buy.flight.periods, through);
+      // Absent when no creative is assigned to the package, as the spec says.
+      const approvals = opts.approvals?.(buy, p.package_id) ?? [];
       return {
         package_id: p.package_id,
         product_id: p.product_id,
@@ -87,6 +95,7 @@ export function mediaBuyView(buy: BookedMediaBuy, opts: { history: number; snaps
         ...(p.pricing_option_id !== undefined && { pricing_option_id: p.pricing_option_id }),
         ...(p.buyer_ref !== undefined && { buyer_ref: p.buyer_ref }),
         paused: p.paused || buy.status === 'paused',
+        ...(approvals.length > 0 && { creative_approvals: approvals }),
         ...(opts.snapshot && {
           snapshot: {
             as_of: new Date().toISOString(),

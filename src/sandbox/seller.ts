@@ -26,6 +26,7 @@ import { SellerCore, type BehindBackTask } from './core.js';
 import { reportingHooks, type ReportingHooks } from './live-buy-hooks.js';
 import { LiveBuys, resolveLiveBuyOptions, type LiveBuyOptions } from './live-buys.js';
 import type { BookedMediaBuy } from './media-buy-book.js';
+import type { LibraryCreative } from './creative-library.js';
 import { Notifier, type DeliveryContent } from './notifications.js';
 import { Reporter } from './reporting.js';
 import { mintWebhookSigningIdentity, type PublicJwks } from './signing-key.js';
@@ -42,6 +43,8 @@ export type { SellerStats, PollRecord, WebhookRecord, CreateRequestRecord, CallR
 export type { BookedMediaBuy, BookedPackage, DeliveredPeriod, HistoryEntry, MediaBuyStatus } from './media-buy-book.js';
 export type { LiveBuyOptions } from './live-buys.js';
 export type { ReportingHooks } from './live-buy-hooks.js';
+export type { LibraryCreative, LibraryStatus } from './creative-library.js';
+export { SANDBOX_REJECTION_REASON } from './creative-library.js';
 export type { FireRecord } from './reporting.js';
 export type { ReportBodyStyle } from './report-body.js';
 export type { WebhookSender, WebhookDelivery, WebhookDeliveryResult } from './webhook-sender.js';
@@ -51,7 +54,7 @@ export type { PublicJwks } from './signing-key.js';
 export type { SellerGovernanceOptions, GovernanceRefusal } from './governance-gate.js';
 export { GOVERNED_ACCOUNT_PREFIX } from './governance-gate.js';
 
-/** The flight clock's options (reportIntervalMs, flightPeriods, statusStepMs, reportClock, reportBodyStyle) are in live-buys.ts. */
+/** The flight clock's options (reportIntervalMs, flightPeriods, statusStepMs, reportClock, reportBodyStyle) and creativeReviewMs are in live-buys.ts. */
 export interface SandboxSellerOptions extends LiveBuyOptions {
   /** 0 (default) picks a free port. */
   port?: number;
@@ -93,6 +96,13 @@ export interface SandboxSellerOptions extends LiveBuyOptions {
   governance?: SellerGovernanceOptions;
 }
 
+export interface CreativeHooks {
+  /** The creatives the seller holds (copies), optionally of one account. */
+  list(accountId?: string): LibraryCreative[];
+  /** Decides a creative's review now (default reason for a rejection: the sandbox's own). */
+  review(creativeId: string, verdict: 'approved' | 'rejected', opts?: { accountId?: string; reason?: string }): void;
+}
+
 export interface SandboxSeller {
   /** MCP endpoint, e.g. http://127.0.0.1:40123/mcp */
   url: string;
@@ -111,6 +121,8 @@ export interface SandboxSeller {
   mediaBuys(): BookedMediaBuy[];
   /** Test hooks on live buys and their delivery reports (live-buy-hooks.ts). */
   reporting: ReportingHooks;
+  /** The creatives synced to this seller (copies), and a hook that decides a review at once. */
+  creatives: CreativeHooks;
   /** A copy of the seller's record of a task. */
   getTask(taskId: string): SandboxTask | undefined;
   /** Force a task to completed now (result defaults to a freshly built media buy). Webhook fires. */
@@ -136,10 +148,11 @@ export interface SandboxSeller {
 /**
  * `serve --sandbox`'s seller timings from the environment: SANDBOX_SUBMITTED_DELAY_MS and
  * SANDBOX_WORKING_DELAY_MS (how long a submitted or working task takes to complete), so a
- * person or a test can hold a task in that state. Bad values are refused, not guessed at.
+ * person or a test can hold a task in that state, and SANDBOX_CREATIVE_REVIEW_MS (how long a
+ * creative waits for its review). Bad values are refused, not guessed at.
  */
-export function sellerOptionsFromEnv(env: NodeJS.ProcessEnv): Pick<SandboxSellerOptions, 'submittedDelayMs' | 'workingDelayMs'> {
-  const opts: Pick<SandboxSellerOptions, 'submittedDelayMs' | 'workingDelayMs'> = {};
+export function sellerOptionsFromEnv(env: NodeJS.ProcessEnv): Pick<SandboxSellerOptions, 'submittedDelayMs' | 'workingDelayMs' | 'creativeReviewMs'> {
+  const opts: Pick<SandboxSellerOptions, 'submittedDelayMs' | 'workingDelayMs' | 'creativeReviewMs'> = {};
   const read = (name: string): number | undefined => {
     const text = env[name];
     if (text === undefined || text === '') return undefined;
@@ -151,6 +164,8 @@ export function sellerOptionsFromEnv(env: NodeJS.ProcessEnv): Pick<SandboxSeller
   const working = read('SANDBOX_WORKING_DELAY_MS');
   if (submitted !== undefined) opts.submittedDelayMs = submitted;
   if (working !== undefined) opts.workingDelayMs = working;
+  const review = read('SANDBOX_CREATIVE_REVIEW_MS');
+  if (review !== undefined) opts.creativeReviewMs = review;
   return opts;
 }
 
@@ -309,6 +324,10 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
       core.stats.snapshot({ tasks: core.tasks.size, jwks: identity.jwks, governanceRefusals: structuredClone(gate.refusals), reportFires: reporter.list() }),
     mediaBuys: () => structuredClone(live.book.all()),
     reporting: reportingHooks(live),
+    creatives: {
+      list: (accountId) => structuredClone(live.creatives.all(accountId)),
+      review: (creativeId, verdict, o = {}) => void live.creatives.review(o.accountId ?? '', creativeId, verdict, o.reason),
+    },
     getTask: (taskId) => {
       const t = core.tasks.get(taskId);
       return t && structuredClone(t);

@@ -101,9 +101,9 @@ export async function updateMediaBuy(live: LiveBuys, ledger: IdempotencyLedger, 
   function reply(buy: BookedMediaBuy, affected: string[]): ToolResult {
     const body = {
       media_buy_id: buy.media_buy_id,
-      // The spec allows `status: "canceled"` here, but a buyer reading root `status` as
-      // the task's would take the update itself for canceled: the sandbox leaves it out.
-      ...(buy.status !== 'canceled' && { status: buy.status }),
+      // Includes `status: "canceled"` after a cancel, as the spec allows: the word is
+      // also a task status, so buyers must read it as the buy's here (a real seller's trap).
+      status: buy.status,
       revision: buy.revision,
       implementation_date: buy.updated_at,
       affected_packages: buy.packages.filter((p) => affected.includes(p.package_id)).map((p) => ({ package_id: p.package_id, paused: p.paused })),

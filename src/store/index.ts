@@ -20,6 +20,7 @@ import { MediaBuysRepo } from './media-buys-repo.js';
 import { MediaBuyReportsRepo } from './media-buy-reports-repo.js';
 import { MediaBuyOutcomesRepo } from './media-buy-outcomes-repo.js';
 import { ReportingFiresRepo } from './reporting-fires-repo.js';
+import { CreativesRepo } from './creatives-repo.js';
 
 export interface Store {
   db: Db;
@@ -43,6 +44,8 @@ export interface Store {
   reports: MediaBuyReportsRepo;
   fires: ReportingFiresRepo;
   deliveryOutcomes: MediaBuyOutcomesRepo;
+  /** Creatives sent to live buys and their reviews (migration 020). */
+  creatives: CreativesRepo;
   close(): Promise<void>;
 }
 
@@ -74,6 +77,7 @@ export function storeFor(db: Db, opts: StoreOptions = {}): Store {
     reports: new MediaBuyReportsRepo(db),
     fires: new ReportingFiresRepo(db),
     deliveryOutcomes: new MediaBuyOutcomesRepo(db),
+    creatives: new CreativesRepo(db),
     close: () => db.close(),
   };
 }
@@ -98,3 +102,4 @@ export type { AgentRow } from './agents-repo.js';
 export type { CampaignRow } from './campaigns-repo.js';
 export type { MediaBuyRow, BuyEventRow } from './media-buys-repo.js';
 export type { ReportRow } from './media-buy-reports-repo.js';
+export type { CreativeRow } from './creatives-repo.js';

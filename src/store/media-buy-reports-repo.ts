@@ -7,6 +7,7 @@
 import type { Selectable } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import type { LedgerEntry } from '../domain/report-ledger.js';
+import { CompiledQueries } from './compiled.js';
 import type { Db } from './db.js';
 import type { MediaBuyReportsTable } from './schema.js';
 import type { Tx } from './tx.js';
@@ -18,41 +19,44 @@ export function newReportId(): string {
 }
 
 export class MediaBuyReportsRepo {
-  constructor(private readonly db: Db) {}
+  /** The statements every report runs, compiled once (src/store/compiled.ts). */
+  private readonly compiled: CompiledQueries;
+
+  constructor(private readonly db: Db) {
+    this.compiled = new CompiledQueries(db.direct);
+  }
 
   /** Stores a report unless its (buy, dedupe key) is known; false for a duplicate. */
   async insertIn(trx: Tx, row: ReportRow): Promise<boolean> {
-    const r = await trx
-      .insertInto('media_buy_reports')
-      .values(row)
-      .onConflict((oc) => oc.columns(['buy_id', 'dedupe_key']).doNothing())
-      .executeTakeFirst();
-    return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
+    const columns = Object.keys(row) as Array<keyof ReportRow>;
+    const r = await this.compiled.execute(trx, 'insert', Object.values(row), (p) =>
+      trx
+        .insertInto('media_buy_reports')
+        .values(Object.fromEntries(columns.map((c, i) => [c, p[i]])) as ReportRow)
+        .onConflict((oc) => oc.columns(['buy_id', 'dedupe_key']).doNothing()),
+    );
+    return Number(r.numAffectedRows ?? 0) > 0;
   }
 
   /** The buy's period reports nothing supersedes: what its totals add up. */
   async livePeriodsIn(trx: Tx, buyId: string): Promise<LedgerEntry[]> {
-    const rows = await trx
-      .selectFrom('media_buy_reports')
-      .select(['id', 'kind', 'notification_type', 'sequence_number', 'period_start', 'period_end', 'impressions', 'spend', 'clicks', 'by_package', 'received_at', 'superseded_by'])
-      .where('buy_id', '=', buyId)
-      .where('kind', '=', 'period')
-      .where('superseded_by', 'is', null)
-      .execute();
+    const { rows } = await this.compiled.execute(trx, 'livePeriods', [buyId, 'period'], ([b, k]) =>
+      trx
+        .selectFrom('media_buy_reports')
+        .select(['id', 'kind', 'notification_type', 'sequence_number', 'period_start', 'period_end', 'impressions', 'spend', 'clicks', 'by_package', 'received_at', 'superseded_by'])
+        .where('buy_id', '=', b)
+        .where('kind', '=', k)
+        .where('superseded_by', 'is', null),
+    );
     return rows.map((r) => ({ ...r, kind: 'period' as const, by_package: JSON.parse(r.by_package) as LedgerEntry['by_package'] }));
   }
 
   /** The newest poll snapshot of the buy (by the end of the period it covers), if any. */
   async latestSnapshotIn(trx: Tx, buyId: string): Promise<ReportRow | undefined> {
-    return trx
-      .selectFrom('media_buy_reports')
-      .selectAll()
-      .where('buy_id', '=', buyId)
-      .where('kind', '=', 'snapshot')
-      .orderBy('period_end', 'desc')
-      .orderBy('received_at', 'desc')
-      .limit(1)
-      .executeTakeFirst();
+    const { rows } = await this.compiled.execute(trx, 'latestSnapshot', [buyId, 'snapshot', 1], ([b, k, one]) =>
+      trx.selectFrom('media_buy_reports').selectAll().where('buy_id', '=', b).where('kind', '=', k).orderBy('period_end', 'desc').orderBy('received_at', 'desc').limit(one),
+    );
+    return rows[0];
   }
 
   async supersedeIn(trx: Tx, ids: string[], byId: string): Promise<void> {

@@ -11,10 +11,10 @@ import { sql, type Selectable } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { buyNotificationFor } from '../domain/media-buy-status.js';
 import { mediaBuyNotificationBody, presentMediaBuy } from '../domain/media-buy-json.js';
+import { CompiledQueries, isPrimitive } from './compiled.js';
 import type { Db } from './db.js';
 import type { MediaBuysTable } from './schema.js';
 import { inWriteTransaction, type Tx } from './tx.js';
-import { CompiledQueries, isPrimitive } from './compiled.js';
 import { newNotificationId, type NewNotification, type NotificationRow, type NotificationsRepo } from './notifications-repo.js';
 import type { Lease, NewEvent } from './operations-repo.js';
 
@@ -86,7 +86,7 @@ export function newBuyId(): string {
 }
 
 export class MediaBuysRepo {
-  /** The statements of a buy's creation and of its events, compiled once (their Kysely build was most of a buy's cost). */
+  /** Fixed-shape statements (a buy's creation, its events, the reporting path's), compiled once (src/store/compiled.ts): their Kysely build was most of their cost. */
   private readonly compiled: CompiledQueries;
 
   constructor(
@@ -182,21 +182,17 @@ export class MediaBuysRepo {
 
   /** A seller's buy among one tenant's buys with that agent: what a report row may name. */
   async bySellerIdIn(trx: Tx, tenantId: string, agentId: string, mediaBuyId: string): Promise<MediaBuyRow | undefined> {
-    return trx
-      .selectFrom('media_buys')
-      .selectAll()
-      .where('agent_id', '=', agentId)
-      .where('media_buy_id', '=', mediaBuyId)
-      .where('tenant_id', '=', tenantId)
-      .executeTakeFirst();
+    const { rows } = await this.compiled.execute(trx, 'bySellerId', [agentId, mediaBuyId, tenantId], ([a, m, t]) =>
+      trx.selectFrom('media_buys').selectAll().where('agent_id', '=', a).where('media_buy_id', '=', m).where('tenant_id', '=', t),
+    );
+    return rows[0];
   }
 
   async reportingTarget(token: string): Promise<ReportingTarget | undefined> {
-    return this.db.kysely
-      .selectFrom('media_buys')
-      .select(['id', 'tenant_id', 'agent_id', 'reporting_auth', 'reporting_secret_enc'])
-      .where('reporting_token', '=', token)
-      .executeTakeFirst();
+    const { rows } = await this.compiled.execute(this.db.kysely, 'reportingTarget', [token], ([p]) =>
+      this.db.kysely.selectFrom('media_buys').select(['id', 'tenant_id', 'agent_id', 'reporting_auth', 'reporting_secret_enc']).where('reporting_token', '=', p),
+    );
+    return rows[0];
   }
 
   async events(buyId: string): Promise<BuyEventRow[]> {
@@ -324,7 +320,8 @@ export class MediaBuysRepo {
       return;
     }
     const columns = entries.map(([k]) => k);
-    await this.compiled.execute(trx, `update:${columns.join(',')}`, [...entries.map(([, v]) => v as string | number | null), id], (p) =>
+    const params = [...entries.map(([, v]) => v as string | number | null), id];
+    await this.compiled.execute(trx, `update:${columns.join(',')}`, params, (p) =>
       trx
         .updateTable('media_buys')
         .set(Object.fromEntries(columns.map((c, i) => [c, p[i]])))

@@ -23,6 +23,8 @@ import { nonceCounts } from './migrations/017-nonce-counts.js';
 import { sessions } from './migrations/013-sessions.js';
 import { retention } from './migrations/014-retention.js';
 import { mediaBuys } from './migrations/018-media-buys.js';
+import { mediaBuyListIndexes } from './migrations/019-media-buy-list-indexes.js';
+import { creatives } from './migrations/020-creatives.js';
 
 export function migrationsFor(db: Db): Record<string, Migration> {
   return {
@@ -42,6 +44,8 @@ export function migrationsFor(db: Db): Record<string, Migration> {
     '013-sessions': sessions,
     '014-retention': retention,
     '018-media-buys': mediaBuys(db.dialect),
+    '019-media-buy-list-indexes': mediaBuyListIndexes,
+    '020-creatives': creatives,
   };
 }
 

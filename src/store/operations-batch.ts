@@ -49,6 +49,16 @@ interface Change<T> {
   now: number;
 }
 
+/** The indexes of the first item of each operation id, in order (batchers leave the others to their own jobs). */
+export function firstPerOperation(ids: readonly string[]): number[] {
+  const seen = new Set<string>();
+  return ids.flatMap((id, i) => {
+    if (seen.has(id)) return [];
+    seen.add(id);
+    return [i];
+  });
+}
+
 export async function mutateMany<T>(deps: BatchWriteDeps, trx: Tx, items: Array<BatchMutation<T>>, alongside?: BatchAlongside<T>): Promise<Array<MutateResult<T>>> {
   const stored = await readRows(deps.direct, trx, [...new Set(items.map((m) => m.id))]);
   const results: Array<MutateResult<T>> = new Array(items.length);

@@ -16,7 +16,7 @@ import type { Db } from './db.js';
 import type { OperationsTable } from './schema.js';
 import { inWriteBatch, inWriteTransaction, type Batcher, type Tx } from './tx.js';
 import { CompiledQueries, isPrimitive } from './compiled.js';
-import { mutateMany, type BatchAlongside, type BatchMutation, type BatchWriteDeps } from './operations-batch.js';
+import { firstPerOperation, mutateMany, type BatchAlongside, type BatchMutation, type BatchWriteDeps } from './operations-batch.js';
 import type { OperationWriteHook, OperationWriteHookMany, WriteHook } from './write-hooks.js';
 import type { NotificationRow, NotificationsRepo } from './notifications-repo.js';
 
@@ -109,9 +109,23 @@ export class OperationsRepo {
 
   private readonly batchDeps: BatchWriteDeps;
 
-  /** `mutate`s queued in the same turn, written together by their grouped transaction (SQLite). */
+  /**
+   * `mutate`s queued in the same turn, written together by their grouped transaction
+   * (SQLite). A second one of the same operation is left to its own job: a write hook may
+   * have written that operation again (src/store/write-hooks.ts), which only a read after
+   * the batch sees.
+   */
   private readonly batcher: Batcher<BatchMutation<unknown>, MutateResult<unknown>> = {
-    run: async (trx, items) => (await this.mutateManyIn(trx, items)).map((value) => ({ value })),
+    run: async (trx, items) => {
+      const firsts = firstPerOperation(items.map((m) => m.id));
+      const results = await this.mutateManyIn(
+        trx,
+        firsts.map((i) => items[i]!),
+      );
+      const out: Array<{ value: MutateResult<unknown> } | undefined> = new Array(items.length).fill(undefined);
+      firsts.forEach((i, k) => (out[i] = { value: results[k]! }));
+      return out;
+    },
   };
 
   /** Registers writes derived from every operation change (see OperationWriteHook). */

@@ -7,6 +7,7 @@
  */
 import type { Selectable } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
+import { CompiledQueries } from './compiled.js';
 import type { Db } from './db.js';
 import type { ReportingFiresTable } from './schema.js';
 import { inWriteTransaction, type Tx } from './tx.js';
@@ -28,7 +29,12 @@ export type FireRecord =
   | { kind: 'payload_mismatch'; fire: FireRow };
 
 export class ReportingFiresRepo {
-  constructor(private readonly db: Db) {}
+  /** The per-fire statements, compiled once (src/store/compiled.ts), as the operation webhooks' are. */
+  private readonly compiled: CompiledQueries;
+
+  constructor(private readonly db: Db) {
+    this.compiled = new CompiledQueries(db.direct);
+  }
 
   /** Inserts the fire in `state` unless (sender, key) is known, and says which case it was. */
   async recordIn(trx: Tx, f: NewFire, state: 'received' | 'applied', outcome: string | null, now: number): Promise<FireRecord> {
@@ -44,9 +50,18 @@ export class ReportingFiresRepo {
       received_at: now,
       applied_at: state === 'applied' ? now : null,
     };
-    const inserted = await trx.insertInto('reporting_fires').values(row).onConflict((oc) => oc.columns(['sender', 'idempotency_key']).doNothing()).executeTakeFirst();
-    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) return { kind: 'new', fire: row };
-    const existing = await trx.selectFrom('reporting_fires').selectAll().where('sender', '=', f.sender).where('idempotency_key', '=', f.idempotencyKey).executeTakeFirst();
+    const columns = Object.keys(row) as Array<keyof FireRow>;
+    const inserted = await this.compiled.execute(trx, 'insert', Object.values(row), (p) =>
+      trx
+        .insertInto('reporting_fires')
+        .values(Object.fromEntries(columns.map((c, i) => [c, p[i]])) as FireRow)
+        .onConflict((oc) => oc.columns(['sender', 'idempotency_key']).doNothing()),
+    );
+    if (Number(inserted.numAffectedRows ?? 0) > 0) return { kind: 'new', fire: row };
+    const { rows } = await this.compiled.execute(trx, 'byKey', [f.sender, f.idempotencyKey], ([sender, key]) =>
+      trx.selectFrom('reporting_fires').selectAll().where('sender', '=', sender).where('idempotency_key', '=', key),
+    );
+    const existing = rows[0];
     if (!existing) throw new Error(`reporting fire ${f.sender}/${f.idempotencyKey} neither inserted nor found`);
     if (existing.fingerprint !== f.fingerprint) return { kind: 'payload_mismatch', fire: existing };
     return existing.state === 'applied' ? { kind: 'duplicate_applied', fire: existing } : { kind: 'duplicate_in_flight', fire: existing };

@@ -57,6 +57,8 @@ export interface MediaBuysTable {
   status_check_at: number | null;
   report_due_at: number | null;
   delivery_poll_at: number | null;
+  /** Look at its creatives' reviews (migration 020); null while none is under review. */
+  creative_check_at: number | null;
   lease_owner: string | null;
   lease_until: number | null;
   lease_epoch: number;
@@ -137,4 +139,41 @@ export interface ReportingFiresTable {
   payload: string;
   received_at: number;
   applied_at: number | null;
+}
+
+/** A creative sent to a buy's seller (migration 020): see src/store/creatives-repo.ts. */
+export interface MediaBuyCreativesTable {
+  buy_id: string;
+  creative_id: string;
+  tenant_id: string;
+  name: string | null;
+  /** processing | pending_review | approved | rejected | archived, as the seller says (src/domain/creatives.ts). */
+  status: string;
+  /** JSON array of package ids. */
+  package_ids: string;
+  /** JSON array of PackageApproval. */
+  approvals: string;
+  rejection_reason: string | null;
+  /** The sync_creatives reply's per-item status: advisory, never a review. */
+  advisory_status: string | null;
+  /** The sync_creatives operation that sent it last. */
+  operation_id: string;
+  /** sending | synced | failed. */
+  sync_state: string;
+  /** JSON {code, message} when the send failed (the operation, or this item). */
+  sync_error: string | null;
+  sent_at: number;
+  /** When the sync_creatives that sent it was seen to end (null while it is being sent). */
+  synced_at: number | null;
+  review_deadline_at: number | null;
+  stalled: number;
+  stalled_at: number | null;
+  /** null | owed | asked | answered: a rejection's way to a person. */
+  inbox_state: string | null;
+  dismissed_at: number | null;
+  dismissed_by: string | null;
+  seller_updated_at: number | null;
+  decided_at: number | null;
+  created_at: number;
+  updated_at: number;
 }

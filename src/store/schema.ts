@@ -5,9 +5,9 @@
  * exact request bytes we sent can be resent after a crash.
  */
 import type { Generated } from 'kysely';
-import type { MediaBuyEventsTable, MediaBuyOutcomesTable, MediaBuyReportsTable, MediaBuysTable, ReportingFiresTable } from './schema-media-buys.js';
+import type { MediaBuyCreativesTable, MediaBuyEventsTable, MediaBuyOutcomesTable, MediaBuyReportsTable, MediaBuysTable, ReportingFiresTable } from './schema-media-buys.js';
 
-export type { MediaBuyEventsTable, MediaBuyOutcomesTable, MediaBuyReportsTable, MediaBuysTable, ReportingFiresTable } from './schema-media-buys.js';
+export type { MediaBuyCreativesTable, MediaBuyEventsTable, MediaBuyOutcomesTable, MediaBuyReportsTable, MediaBuysTable, ReportingFiresTable } from './schema-media-buys.js';
 
 export interface TenantsTable {
   id: string;
@@ -175,6 +175,7 @@ export interface Database {
   media_buy_events: MediaBuyEventsTable;
   media_buy_reports: MediaBuyReportsTable;
   media_buy_outcomes: MediaBuyOutcomesTable;
+  media_buy_creatives: MediaBuyCreativesTable;
   reporting_fires: ReportingFiresTable;
 }
 

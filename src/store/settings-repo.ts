@@ -2,6 +2,7 @@
 import type { InputExpiryPolicy } from '../domain/input-timers.js';
 import type { PacingThresholds } from '../domain/pacing.js';
 import type { ReportingFrequency } from '../domain/reporting-webhook.js';
+import { CompiledQueries } from './compiled.js';
 import type { Db } from './db.js';
 import type { Tx } from './tx.js';
 
@@ -23,7 +24,12 @@ export interface StoredSettings {
 }
 
 export class SettingsRepo {
-  constructor(private readonly db: Db) {}
+  /** forTenantIn runs with every report a buy takes: compiled once (src/store/compiled.ts). */
+  private readonly compiled: CompiledQueries;
+
+  constructor(private readonly db: Db) {
+    this.compiled = new CompiledQueries(db.direct);
+  }
 
   async get(tenantId: string): Promise<StoredSettings> {
     const row = await this.db.kysely.selectFrom('tenant_settings').selectAll().where('tenant_id', '=', tenantId).executeTakeFirst();
@@ -46,7 +52,8 @@ export class SettingsRepo {
 
   /** A tenant's settings read on `conn` (a write transaction in progress may pass its own). */
   async forTenantIn(tenantId: string, conn: Tx = this.db.kysely): Promise<TenantSettings> {
-    const row = await conn.selectFrom('tenant_settings').select('settings').where('tenant_id', '=', tenantId).executeTakeFirst();
+    const { rows } = await this.compiled.execute(conn, 'forTenant', [tenantId], ([t]) => conn.selectFrom('tenant_settings').select('settings').where('tenant_id', '=', t));
+    const row = rows[0];
     return row ? (JSON.parse(row.settings) as TenantSettings) : {};
   }
 

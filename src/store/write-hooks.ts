@@ -11,7 +11,10 @@ import type { Tx } from './tx.js';
  * Writes that follow from an operation's change and must commit with it, derived
  * by the engine from the row after the change and the events written (e.g. the
  * media buy a completed create_media_buy makes). Only database calls on `trx` may
- * be awaited; the notifications it wrote are returned with the change's own.
+ * be awaited; the notifications it wrote are returned with the change's own. A hook
+ * that writes this same operation again (a rejected creative's question on the sync
+ * that ended: src/engine/media-buys/creative-inbox.ts) updates `row` in place, so
+ * that the change answers with the row as committed.
  */
 export type OperationWriteHook = (trx: Tx, row: OperationRow, events: EventRow[], now: number) => Promise<NotificationRow[]>;
 

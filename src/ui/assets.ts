@@ -25,6 +25,7 @@ function load(path: string | URL, type: string): Asset {
 export function assetRoutes(app: FastifyInstance): void {
   const assets = new Map<string, Asset>([
     ['dashboard.css', load(own('dashboard.css'), 'text/css; charset=utf-8')],
+    ['media-buys.css', load(own('media-buys.css'), 'text/css; charset=utf-8')],
     ['dashboard.js', load(own('dashboard.js'), 'text/javascript; charset=utf-8')],
     ['htmx.min.js', load(require.resolve('htmx.org/dist/htmx.min.js'), 'text/javascript; charset=utf-8')],
     ['htmx-sse.min.js', load(require.resolve('htmx-ext-sse/dist/sse.min.js'), 'text/javascript; charset=utf-8')],

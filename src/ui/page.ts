@@ -7,7 +7,7 @@ import { html } from './html.js';
 import { inboxCount, layout, type PageContext, type Section } from './views/layout.js';
 
 export function sectionsFor(deps: UiDeps): Section[] {
-  return ['operations', 'inbox', 'campaigns', 'agents', ...(deps.wakeSubscriptions ? (['subscriptions'] as const) : [])];
+  return ['operations', 'inbox', ...(deps.mediaBuys ? (['media-buys'] as const) : []), 'campaigns', 'agents', ...(deps.wakeSubscriptions ? (['subscriptions'] as const) : [])];
 }
 
 export async function pageContext(req: FastifyRequest, deps: UiDeps, reads: DashboardReads): Promise<PageContext> {
@@ -41,9 +41,17 @@ export async function sendPage(
 }
 
 /** The stream URL for a page rendered now: it resumes right after what the page shows. */
-export async function liveUrl(req: FastifyRequest, deps: UiDeps, only: { operation?: string; campaign?: string } = {}): Promise<string> {
+export async function liveUrl(req: FastifyRequest, deps: UiDeps, only: { operation?: string; campaign?: string; buy?: string; buys?: true } = {}): Promise<string> {
   const after = await deps.live.position(req.auth!.tenantId);
-  const filter = only.operation ? `&operation=${encodeURIComponent(only.operation)}` : only.campaign ? `&campaign=${encodeURIComponent(only.campaign)}` : '';
+  const filter = only.operation
+    ? `&operation=${encodeURIComponent(only.operation)}`
+    : only.campaign
+      ? `&campaign=${encodeURIComponent(only.campaign)}`
+      : only.buy
+        ? `&buy=${encodeURIComponent(only.buy)}`
+        : only.buys
+          ? '&buys=1'
+          : '';
   return `/live?after=${after}${filter}`;
 }
 

@@ -10,6 +10,7 @@ import { agentsPages } from './routes/agents.js';
 import { campaignsPages } from './routes/campaigns.js';
 import { inboxPages } from './routes/inbox.js';
 import { liveStreamRoutes } from './routes/live-stream.js';
+import { mediaBuysPages } from './routes/media-buys.js';
 import { operationsPages } from './routes/operations.js';
 import { signInRoutes } from './routes/sign-in.js';
 import { subscriptionsPages } from './routes/subscriptions.js';
@@ -78,6 +79,7 @@ export function dashboardRoutes(deps: UiDeps) {
       signInRoutes(scope, deps);
       operationsPages(scope, deps);
       inboxPages(scope, deps);
+      if (deps.mediaBuys) mediaBuysPages(scope, { ...deps, mediaBuys: deps.mediaBuys });
       campaignsPages(scope, deps);
       agentsPages(scope, deps);
       subscriptionsPages(scope, deps);

@@ -120,7 +120,7 @@ describeInBrowser('campaigns in a browser', () => {
       await expect(r.locator('[data-buy-state]').getAttribute('data-buy-state')).resolves.toBe(b.campaign_state);
       await expect(r.locator('[data-status]').getAttribute('data-status')).resolves.toBe(b.status);
       await expect(r.locator('[data-amount]').getAttribute('data-amount')).resolves.toBe(String(b.request.packages[0].budget));
-      await expect(r.locator('a').getAttribute('href')).resolves.toBe(`/operations/${b.id}`);
+      await expect(r.locator('td:first-child a').getAttribute('href')).resolves.toBe(`/operations/${b.id}`);
     }
     // The denied buy committed nothing; the done ones what the agent recorded.
     await expect(page.locator(`tr[data-operation-id="${buyIds[3]}"] [data-committed]`).getAttribute('data-committed')).resolves.toBe('');

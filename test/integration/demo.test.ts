@@ -1,8 +1,10 @@
 /**
  * `adcp-orchestrator demo` as a user runs it (a child process, nothing set up
- * beforehand): it prints live progress lines while the campaign runs, a final
+ * beforehand): it prints live progress lines while the campaign runs, a
  * summary with the committed budget matching the governance agent's ledger,
- * and exits 0 in well under a minute.
+ * then each buy's delivery reports as they come, and ends with the campaign's
+ * delivered spend agreeing with the sellers' own figures and the governance
+ * agent's ledger of delivery; it exits 0 in well under a minute.
  */
 import { expect, it } from 'vitest';
 import { spawnCli } from '../helpers/cli-process.js';
@@ -23,6 +25,22 @@ it('runs a governed campaign to its end and exits 0 within a minute', async () =
     expect(out).toMatch(/buy 3 .*completed \(submitted -> completed, by webhook\)/);
     expect(out).toMatch(/budget: planned 17000 USD, committed 15000 USD, plan remaining 35000 USD/);
     expect(out).toMatch(/ledger for plan_demo_launch: 15000 USD committed \(matches\)/);
+
+    // The buys fly: reports come in, live, after the campaign's summary and before the end.
+    const texts = demo.lines.map((l) => l.text);
+    const summaryIndex = texts.findIndex((t) => /ledger for plan_demo_launch/.test(t));
+    const firstReport = texts.findIndex((t) => /buy \d  report #1 in: spend /.test(t));
+    expect(firstReport, out).toBeGreaterThan(summaryIndex);
+    expect(texts.findIndex((t) => t.includes('delivered spend'))).toBeGreaterThan(firstReport);
+    for (const buy of [1, 2, 3]) expect(out).toMatch(new RegExp(`buy ${buy}  report #6 in \\(final\\): spend [\\d.]+ / [\\d.]+ USD, completed`));
+    const delivered = /delivered spend, campaign \S+: (\d+\.\d\d) USD over 18 reported periods/.exec(out);
+    expect(delivered, out).not.toBeNull();
+    const spend = delivered![1]!;
+    // Buy 1's product under-delivers: less was spent than the 15000 committed.
+    expect(Number(spend)).toBeGreaterThan(10_000);
+    expect(Number(spend)).toBeLessThan(15_000);
+    expect(out).toContain(`the sellers' own figures (get_media_buy_delivery, lifetime): ${spend} USD (matches)`);
+    expect(out).toContain(`the governance agent's ledger of delivery outcomes for plan_demo_launch: ${spend} USD over 18 periods (matches)`);
   } finally {
     await demo.stop();
   }

@@ -61,7 +61,7 @@ describe('sandbox seller: get_media_buy_delivery', () => {
     expect(byDefault.data).toMatchObject({
       reporting_period: { start: '2030-01-01T00:00:00.000Z', end: '2030-01-03T00:00:00.000Z' },
       currency: 'USD',
-      aggregated_totals: { spend, media_buy_count: 1, impressions: spend * 100 },
+      aggregated_totals: { spend, media_buy_count: 1, impressions: Math.round(spend * 100) },
     });
     const row = (byDefault.data.media_buy_deliveries as any[])[0];
     expect(row.by_package[0]).toMatchObject({ spend, pricing_model: 'cpm', rate: 10, currency: 'USD', delivery_status: 'delivering', paused: false });

@@ -1,7 +1,8 @@
 /**
- * Live media buys (README, Media buys): list, show, delivery reports, and
- * pause / resume / refresh at the seller. `:id` is our id (`buy_…`), not the
- * seller's `media_buy_id`; another tenant's buy answers 404.
+ * Live media buys (README, Media buys): list, show, delivery reports,
+ * pause / resume / refresh at the seller, and creatives sent to it (README,
+ * Creatives). `:id` is our id (`buy_…`), not the seller's `media_buy_id`; another
+ * tenant's buy answers 404.
  * (`POST /v1/media-buys`, which creates the create_media_buy operation, is in operations.ts.)
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -11,6 +12,7 @@ import { MEDIA_BUY_STATUSES } from '../../domain/media-buy-status.js';
 import { PACING_STATES } from '../../domain/pacing.js';
 import type { MediaBuyService } from '../../engine/media-buys/buy-service.js';
 import { listMediaBuys, mediaBuyDelivery, showMediaBuy } from '../../engine/media-buys/buy-reads.js';
+import type { CreativeService } from '../../engine/media-buys/creative-service.js';
 import type { OperationRow, Store } from '../../store/index.js';
 import { actorOf, requireApiKey, requireRole, tenantOf } from '../auth.js';
 import { idempotent } from '../idempotency.js';
@@ -37,7 +39,24 @@ const IdParams = z.object({ id: MediaBuyId });
 /** The action routes take no fields; an empty body (or none) is fine. */
 const NoBody = z.object({}).strict().nullish();
 
-export function mediaBuyRoutes(app: FastifyInstance, deps: { store: Store; mediaBuys: MediaBuyService }): void {
+/**
+ * `POST /v1/media-buys/:id/creatives`: creatives as AdCP defines them (the seller judges their
+ * format and assets), each naming itself, and their assignments to the buy's packages. The
+ * cross-checks (ids present and unique, assignments to this buy's packages) are the engine's,
+ * shared with a person's corrected creatives (src/domain/creative-request.ts).
+ */
+export const CreativesBody = z
+  .object({
+    creatives: z.array(z.object({}).passthrough()).min(1).max(100).describe('Creative assets (AdCP sync_creatives `creatives`): creative_id, name, format_id, assets…'),
+    assignments: z
+      .array(z.object({}).passthrough())
+      .min(1)
+      .optional()
+      .describe('{creative_id, package_id, weight?, placement_ids?}: each a creative of this request and a package of this buy'),
+  })
+  .strict();
+
+export function mediaBuyRoutes(app: FastifyInstance, deps: { store: Store; mediaBuys: MediaBuyService; creatives?: CreativeService }): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const auth = requireApiKey(deps.store);
   const asViewer = [auth, requireRole('viewer')];
@@ -88,5 +107,16 @@ export function mediaBuyRoutes(app: FastifyInstance, deps: { store: Store; media
     '/v1/media-buys/:id/refresh',
     { schema: { params: IdParams, body: NoBody, tags: ['media buys'], summary: "Read a media buy's status and delivery from the seller now" }, preHandler: asOperator },
     (req, reply) => action(req, reply, (key) => deps.mediaBuys.refresh(request(req, req.params.id, key))),
+  );
+
+  const creatives = deps.creatives;
+  if (!creatives) return;
+  r.post(
+    '/v1/media-buys/:id/creatives',
+    {
+      schema: { params: IdParams, body: CreativesBody, tags: ['media buys'], summary: "Send creatives to a media buy's seller (sync_creatives) and follow their review" },
+      preHandler: asOperator,
+    },
+    (req, reply) => action(req, reply, (key) => creatives.sync({ ...request(req, req.params.id, key), creatives: req.body.creatives, ...(req.body.assignments ? { assignments: req.body.assignments } : {}) })),
   );
 }

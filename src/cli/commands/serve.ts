@@ -27,6 +27,8 @@ const SANDBOX_DEFAULTS: Record<string, string> = {
   ADCP_ORCH_REPORT_CLOCK_SKEW_MS: String(10 * 366 * 86_400_000),
   // Live buys' statuses move every few seconds there: read them as often.
   ADCP_ORCH_MEDIA_BUY_POLL_INTERVAL_MS: '5000',
+  // Its creatives are reviewed in seconds (SANDBOX_CREATIVE_REVIEW_MS, default 2 s): look as often.
+  ADCP_ORCH_CREATIVE_POLL_INTERVAL_MS: '3000',
 };
 
 export function registerServeCommand(program: Command): void {

@@ -30,6 +30,8 @@ export interface DemoStack {
 }
 
 export const PERSON_KEY_NAME = 'demo-person';
+/** Wall-clock time of one reporting period at the demo's sandbox sellers. */
+export const DEMO_REPORT_INTERVAL_MS = 1200;
 
 export async function startDemoStack(env: NodeJS.ProcessEnv = process.env): Promise<DemoStack> {
   const { createApp } = await import('../../app.js');
@@ -67,7 +69,13 @@ export async function startDemoStack(env: NodeJS.ProcessEnv = process.env): Prom
     closers.push(() => governance.close());
     const sellerAgents: SandboxSeller[] = [];
     for (let i = 0; i < 2; i++) {
-      const s = await startSandboxSeller({ submittedDelayMs: 1500, governance: { agentUrl: governance.url, jwksUrl: governance.jwksUrl } });
+      // A flight of six reporting periods flown in about ten seconds: the demo watches its buys deliver to the end.
+      const s = await startSandboxSeller({
+        submittedDelayMs: 1500,
+        reportIntervalMs: DEMO_REPORT_INTERVAL_MS,
+        statusStepMs: 500,
+        governance: { agentUrl: governance.url, jwksUrl: governance.jwksUrl },
+      });
       closers.push(() => s.close());
       sellerAgents.push(s);
     }

@@ -1,7 +1,8 @@
 /**
  * The demo's script: sync a plan, run a governed campaign of four buys across
  * two sandbox sellers, and print what happens as it happens:
- *   1. seller A, an instant buy: approved, bought;
+ *   1. seller A, an instant buy: approved, bought (its product under-delivers,
+ *      so its delivered spend ends below what was committed);
  *   2. seller B, a buy running past the plan's flight: the governance agent
  *      approves on conditions, a person must decide (the demo answers as that
  *      person, with a key of its own, and says so);
@@ -9,11 +10,15 @@
  *      a signed webhook;
  *   4. seller B, a buy targeting a country outside the plan: denied, never sent.
  * Live lines come from the tenant's event stream (GET /v1/events) and from the
- * campaign's governance state (GET /v1/campaigns/:id); the final summary shows
- * the budget committed, checked against the governance agent's own ledger.
+ * campaign's governance state (GET /v1/campaigns/:id); the summary shows the
+ * budget committed, checked against the governance agent's own ledger. Then the
+ * three buys fly on the sandbox's compressed clock and report their delivery;
+ * the demo ends with the campaign's delivered spend checked against the sellers'
+ * own figures and the governance agent's ledger of delivery (delivery-check.ts).
  */
 import { callApi, type ApiTarget } from '../api-client.js';
 import { followEvents, type Notification } from '../event-stream.js';
+import { checkDelivery } from './delivery-check.js';
 import type { DemoStack } from './demo-stack.js';
 
 export interface DemoOutput {
@@ -61,7 +66,7 @@ export async function runDemo(stack: DemoStack, out: DemoOutput, timeoutMs = 50_
   say(`plan ${PLAN_ID} synced (sync_plans operation ${short(sync.id)}): ${plan.status}, version ${plan.version}, 50000 USD, flight to ${flightEnd.slice(0, 10)}`);
 
   const buys: Buy[] = [
-    { label: 'buy 1', seller: 0, product: 'sandbox_instant', budget: 5_000 },
+    { label: 'buy 1', seller: 0, product: 'sandbox_underpacing', budget: 5_000 },
     { label: 'buy 2', seller: 1, product: 'sandbox_instant', budget: 7_000, extra: { end_time: new Date(now + 500 * DAY).toISOString() } },
     { label: 'buy 3', seller: 0, product: 'sandbox_submitted', budget: 3_000 },
     { label: 'buy 4', seller: 1, product: 'sandbox_instant', budget: 2_000, packageExtra: { targeting_overlay: { geo_countries: ['FR'] } } },
@@ -131,7 +136,17 @@ export async function runDemo(stack: DemoStack, out: DemoOutput, timeoutMs = 50_
     say(`the campaign did not finish within ${timeoutMs / 1000} s`);
     return false;
   }
-  return summary(stack, op, campaignId, labels, say);
+  if (!(await summary(stack, op, campaignId, labels, say))) return false;
+  return checkDelivery({
+    stack,
+    op,
+    campaignId,
+    planId: PLAN_ID,
+    labelOf: (operationId) => labels.get(operationId)?.label,
+    expectedBuys: 3,
+    deadline: started + timeoutMs,
+    say,
+  });
 }
 
 async function summary(stack: DemoStack, op: ApiTarget, campaignId: string, labels: Map<string, Buy>, say: (t: string) => void): Promise<boolean> {
@@ -144,7 +159,7 @@ async function summary(stack: DemoStack, op: ApiTarget, campaignId: string, labe
       b.campaign_state === 'done'
         ? `done: media buy ${b.result?.media_buy_id ?? '?'}, committed ${committed ?? 0} USD${b.governance.rounds > 0 ? ` (after ${b.governance.rounds} round of conditions)` : ''}`
         : `${b.campaign_state}: ${b.error?.message ?? b.status}`;
-    say(`  ${buy.label}  ${stack.sellers[buy.seller]!.name}  ${buy.product.padEnd(17)} ${String(buy.budget).padStart(5)} USD  ${what}`);
+    say(`  ${buy.label}  ${stack.sellers[buy.seller]!.name}  ${buy.product.padEnd(19)} ${String(buy.budget).padStart(5)} USD  ${what}`);
   }
   const ledger = stack.governance.stats().committedByPlan[PLAN_ID] ?? 0;
   say(`budget: planned ${campaign.budget.planned} USD, committed ${campaign.budget.committed} USD, plan remaining ${campaign.budget.remaining} USD`);

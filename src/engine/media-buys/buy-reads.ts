@@ -4,6 +4,7 @@
  * show the same JSON: one listing with its keyset cursor, one buy with its events,
  * one buy's reports with their totals. Another tenant's buy is "not found".
  */
+import { presentCreative } from '../../domain/creatives.js';
 import { presentMediaBuy, presentReport, type MediaBuyJson, type ReportJson } from '../../domain/media-buy-json.js';
 import type { MediaBuyStatus } from '../../domain/media-buy-status.js';
 import type { PacingState } from '../../domain/pacing.js';
@@ -52,10 +53,11 @@ export async function listMediaBuys(deps: BuyReads, tenantId: string, q: MediaBu
   };
 }
 
-/** The buy with its events (what people and the seller did to it, oldest first). */
+/** The buy with its creatives and its events (what people and the seller did to it, oldest first). */
 export async function showMediaBuy(deps: BuyReads, tenantId: string, id: string): Promise<MediaBuyJson> {
   const buy = await deps.mediaBuys.get(tenantId, id);
-  return presentMediaBuy(buy, await deps.store.mediaBuys.events(buy.id));
+  const [events, creatives] = await Promise.all([deps.store.mediaBuys.events(buy.id), deps.store.creatives.forBuy(buy.id)]);
+  return presentMediaBuy(buy, events, creatives.map(presentCreative));
 }
 
 /** Its reports, oldest first, and totals that count each period once. */

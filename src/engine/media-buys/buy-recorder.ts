@@ -116,7 +116,10 @@ export class BuyRecorder {
     if (op.type === 'get_media_buys' && op.status === 'completed') {
       const seller = buyInReply(result, buy.media_buy_id);
       if (!seller) return [];
-      applied = await this.deps.store.mediaBuys.mutateIn(trx, buy.id, null, (b, t) => planStatusRead(this.ctx, t, b, seller, 'poll', now), now);
+      // Read when the refresh was asked, at the latest; a rejection it brings is taken to the inbox by a review soon
+      // (this commit holds the refresh's operation, not the sync's).
+      const opts = { readStartedAt: op.created_at, askSoon: true };
+      applied = await this.deps.store.mediaBuys.mutateIn(trx, buy.id, null, (b, t) => planStatusRead(this.ctx, t, b, seller, 'poll', now, opts), now);
     } else if (op.type === 'get_media_buy_delivery' && op.status === 'completed') {
       const read = readDeliveryReply(result, now, this.deps.clockSkewMs);
       const row = read.ok ? read.reading.rows.find((r) => r.mediaBuyId === buy.media_buy_id) : undefined;
@@ -129,7 +132,7 @@ export class BuyRecorder {
         buy.id,
         null,
         (b) => ({
-          patch: b.ended_at === null ? withNextCheck({ status_check_at: now + STATUS_AFTER_REPORT_MS, report_due_at: b.report_due_at, delivery_poll_at: b.delivery_poll_at }) : undefined,
+          patch: b.ended_at === null ? withNextCheck({ status_check_at: now + STATUS_AFTER_REPORT_MS, report_due_at: b.report_due_at, delivery_poll_at: b.delivery_poll_at, creative_check_at: b.creative_check_at }) : undefined,
           events: [{ source: 'call', kind: op.status === 'completed' ? 'update_confirmed' : 'update_failed', at: now, detail: { operation_id: op.id, status: op.status, ...updateFacts(op) } }],
           value: null,
         }),
@@ -177,6 +180,8 @@ export function buyFromOperation(op: OperationRow, result: Json, mediaBuyId: str
     report_due_at: expected === null ? null : expected + tracking.graceMs,
     // Fires that go elsewhere: we poll for the delivery instead.
     delivery_poll_at: ours ? null : now + tracking.statusIntervalMs,
+    // Its creatives' reviews are looked at once some are sent (src/engine/media-buys/creative-recorder.ts).
+    creative_check_at: null,
   });
   const row: MediaBuyRow = {
     id: newBuyId(),

@@ -7,7 +7,9 @@
  * once per silence) before anything is asked; then the delivery is read from the
  * seller (`get_media_buy_delivery`, authoritative) when a report is missing, a
  * sequence number was skipped, the buy ended, or its fires go elsewhere; then its
- * status (`get_media_buys`). Each answer is applied as its own commit; the lease
+ * status (`get_media_buys`), which a creatives' review (creative-tracker.ts) always
+ * asks for, since the buy's `creative_approvals` come with it, and follows with
+ * `list_creatives`. Each answer is applied as its own commit; the lease
  * is given up last. The calls go through the agent's circuit breaker; a failed
  * read is tried again with backoff, never dropped.
  *
@@ -22,7 +24,7 @@ import { getMediaBuyDelivery, getMediaBuys } from '../../adcp/media-buy-reads.js
 import type { AdcpClient, TaskReply } from '../../adcp/types.js';
 import { readDeliveryReply } from '../../domain/delivery-report.js';
 import { silencePart, timersAfterDeliveryRead } from '../../domain/media-buy-plans.js';
-import { withNextCheck, type TrackingPolicy } from '../../domain/media-buy-timers.js';
+import { NO_TIMERS, withNextCheck, type TrackingPolicy } from '../../domain/media-buy-timers.js';
 import { retryDelayMs } from '../../domain/timing.js';
 import type { MediaBuyRow, Store } from '../../store/index.js';
 import type { BuyMutateResult, BuyPlan } from '../../store/media-buys-repo.js';
@@ -35,6 +37,8 @@ import { buyChange, type ChangeBus } from '../change-bus.js';
 import type { Clock } from '../clock.js';
 import type { Metrics } from '../metrics.js';
 import { planReport, type ApplyContext } from './report-apply.js';
+import type { CreativeInbox } from './creative-inbox.js';
+import type { CreativeTracker } from './creative-tracker.js';
 import { buyInReply, planStatusRead } from './status-apply.js';
 
 export interface TrackerDeps {
@@ -50,6 +54,10 @@ export interface TrackerDeps {
   callTimeoutMs: number;
   /** ADCP_ORCH_REPORT_CLOCK_SKEW_MS. */
   clockSkewMs?: number;
+  /** Creatives' reviews (absent: the creative timer is left alone). */
+  creatives?: CreativeTracker;
+  /** Where rejections learnt by a review go to a person. */
+  inbox?: CreativeInbox;
 }
 
 type Read = { reply: TaskReply } | { failed: string };
@@ -62,46 +70,66 @@ export class BuyTracker {
   }
 
   async run(claimed: MediaBuyRow): Promise<void> {
+    const asked = await this.runSteps(claimed);
+    // Rejections learnt here go to the inbox on their own operations, in commits that lock those first.
+    if (asked.inbox && this.deps.inbox) await this.deps.inbox.askOwed(claimed.id);
+  }
+
+  private async runSteps(claimed: MediaBuyRow): Promise<{ inbox: boolean }> {
     const lease: Lease = { owner: claimed.lease_owner ?? '', epoch: claimed.lease_epoch };
     const now = this.deps.clock.now();
+    const done = { inbox: false };
     let buy = claimed;
     if (buy.report_due_at !== null && buy.report_due_at <= now && buy.final_received === 0 && buy.ended_at === null) {
       const noted = await this.commit(buy.id, lease, false, (b) => ({ ...silencePart(b, this.deps.tracking, now), value: null }));
-      if (noted.outcome !== 'applied') return;
+      if (noted.outcome !== 'applied') return done;
       buy = noted.row;
     }
     const agent = await this.deps.store.agents.get(buy.agent_id);
     if (!agent) {
       // The seller's agent was removed: nothing can be asked any more.
-      await this.commit(buy.id, lease, true, () => ({ patch: { ...withNextCheck({ status_check_at: null, report_due_at: null, delivery_poll_at: null }), ended_at: now }, value: null }));
-      return;
+      await this.commit(buy.id, lease, true, () => ({ patch: { ...withNextCheck(NO_TIMERS), ended_at: now }, value: null }));
+      return done;
     }
     const query = { mediaBuyIds: [buy.media_buy_id], ...(buy.account !== null ? { account: JSON.parse(buy.account) as unknown } : {}) };
     const endpoint = endpointFor(agent, this.deps.secrets);
     const failures: string[] = [];
 
-    const statusDue = buy.status_check_at !== null && buy.status_check_at <= now;
+    // Creatives' reviews come in two reads: list_creatives, then the buy's creative_approvals in its status.
+    const creativesDue = this.deps.creatives !== undefined && buy.creative_check_at !== null && buy.creative_check_at <= now;
+    const statusDue = (buy.status_check_at !== null && buy.status_check_at <= now) || creativesDue;
     if (buy.delivery_poll_at !== null && buy.delivery_poll_at <= now) {
       const read = await this.read(agent.id, agent.name, 'get_media_buy_delivery', () => getMediaBuyDelivery(this.deps.adcp, endpoint, query, { timeoutMs: this.deps.callTimeoutMs }));
       if ('failed' in read) failures.push(read.failed);
       else {
         // The last step's write gives the lease up with it: one commit less.
         const after = await this.applyDelivery(buy, lease, read.reply, !statusDue);
-        if (!after) return;
-        if (!statusDue) return;
+        if (!after || !statusDue) return done;
         buy = after;
       }
     }
     if (statusDue) {
+      // First: the buy's creative_approvals carry rejection reasons, which list_creatives does not.
+      const asked = this.deps.clock.now();
       const read = await this.read(agent.id, agent.name, 'get_media_buys', () => getMediaBuys(this.deps.adcp, endpoint, query, { timeoutMs: this.deps.callTimeoutMs }));
       if ('failed' in read) failures.push(read.failed);
       else {
-        const after = await this.applyStatus(buy, lease, read.reply, failures.length === 0);
-        if (!after || failures.length === 0) return;
-        buy = after;
+        const last = failures.length === 0 && !creativesDue;
+        const after = await this.applyStatus(buy, lease, read.reply, last, asked);
+        if (after?.events.some((e) => e.kind === 'creative_rejected' || e.kind === 'creative_rejection_updated')) done.inbox = true;
+        if (!after || last) return done;
+        buy = after.row;
       }
     }
+    if (creativesDue) {
+      done.inbox = true;
+      const reviewed = await this.deps.creatives!.review(buy, lease, agent, endpoint);
+      if (!reviewed.row) return done;
+      buy = reviewed.row;
+      if (reviewed.failed) failures.push(reviewed.failed);
+    }
     await this.release(buy, lease, failures);
+    return done;
   }
 
   private async read(agentId: string, agentName: string, task: string, call: () => Promise<TaskReply>): Promise<Read> {
@@ -135,16 +163,16 @@ export class BuyTracker {
     return result.row;
   }
 
-  private async applyStatus(buy: MediaBuyRow, lease: Lease, reply: TaskReply, release: boolean): Promise<MediaBuyRow | null> {
+  private async applyStatus(buy: MediaBuyRow, lease: Lease, reply: TaskReply, release: boolean, readStartedAt: number): Promise<{ row: MediaBuyRow; events: Array<{ kind: string }> } | null> {
     const now = this.deps.clock.now();
     const seller = buyInReply(reply.data, buy.media_buy_id);
     const result = await this.commit(buy.id, lease, release, async (b, trx) => {
-      if (seller) return planStatusRead(this.ctx, trx, b, seller, 'poll', now);
-      const next = { status_check_at: now + this.deps.tracking.statusIntervalMs, report_due_at: b.report_due_at, delivery_poll_at: b.delivery_poll_at };
+      if (seller) return planStatusRead(this.ctx, trx, b, seller, 'poll', now, { readStartedAt });
+      const next = { status_check_at: now + this.deps.tracking.statusIntervalMs, report_due_at: b.report_due_at, delivery_poll_at: b.delivery_poll_at, creative_check_at: b.creative_check_at };
       return { patch: withNextCheck(next), events: [{ source: 'poll', kind: 'status_unreadable', at: now, detail: { reason: 'the seller did not list this buy' } }], value: null };
     });
     if (result.outcome === 'lease_lost' || result.outcome === 'not_found') return null;
-    return result.row;
+    return { row: result.row, events: result.outcome === 'applied' ? result.events : [] };
   }
 
   /** Gives the lease up; reads that failed are due again after the backoff (the attempt count keeps growing until one works). */
@@ -156,7 +184,7 @@ export class BuyTracker {
       const wait = b.attempt > 5 ? this.deps.tracking.statusIntervalMs : retryDelayMs(b.attempt, undefined, this.deps.clock.random);
       const later = (at: number | null) => (at !== null && at <= now ? now + wait : at);
       this.deps.log.warn({ buy_id: b.id, failures, retry_in_ms: wait }, 'reading a live buy from its seller failed; will retry');
-      const timers = withNextCheck({ status_check_at: later(b.status_check_at), report_due_at: b.report_due_at, delivery_poll_at: later(b.delivery_poll_at) });
+      const timers = withNextCheck({ status_check_at: later(b.status_check_at), report_due_at: b.report_due_at, delivery_poll_at: later(b.delivery_poll_at), creative_check_at: later(b.creative_check_at) });
       return { patch: { ...timers, lease_owner: null, lease_until: null }, events: [{ source: 'poll', kind: 'read_failed', at: now, detail: { failures, retry_in_ms: wait } }], value: null };
     });
   }

@@ -11,6 +11,7 @@ import { DEFAULT_PACING, pacingAlert, type PacingState } from '../../domain/paci
 import type { MediaBuyRow } from '../../store/index.js';
 import type { BuyPlan, MediaBuyPatch } from '../../store/media-buys-repo.js';
 import type { Tx } from '../../store/tx.js';
+import { applyApprovals } from './creative-approvals.js';
 import type { ApplyContext } from './report-apply.js';
 
 type Json = Record<string, unknown>;
@@ -22,7 +23,21 @@ export function buyInReply(data: Json, mediaBuyId: string): Json | undefined {
   return list.find((b): b is Json => isObject(b) && b.media_buy_id === mediaBuyId);
 }
 
-export async function planStatusRead(ctx: ApplyContext, trx: Tx, buy: MediaBuyRow, seller: Json, source: string, now: number): Promise<BuyPlan<'read'>> {
+/**
+ * `readStartedAt` is when the read was asked (default `now`): a creative sent again
+ * after it is not judged by it (creative-tracker.ts). With `askSoon`, a creative
+ * rejection it brings makes the buy's creative timer due now, for a review to take
+ * it to the inbox (a caller that does not do so itself).
+ */
+export async function planStatusRead(
+  ctx: ApplyContext,
+  trx: Tx,
+  buy: MediaBuyRow,
+  seller: Json,
+  source: string,
+  now: number,
+  opts: { readStartedAt?: number; askSoon?: boolean } = {},
+): Promise<BuyPlan<'read'>> {
   const patch: MediaBuyPatch = {};
   const events: NewEventSpec[] = [];
   const status = statusPart(buy, seller.status, source);
@@ -41,6 +56,19 @@ export async function planStatusRead(ctx: ApplyContext, trx: Tx, buy: MediaBuyRo
   if (typeof seller.currency === 'string' && /^[A-Z]{3}$/.test(seller.currency)) patch.currency = seller.currency;
   const packages = mergePackages(JSON.parse(buy.packages) as PackageState[], seller.packages);
   patch.packages = JSON.stringify(packages);
+  if (ctx.tracking.creatives) {
+    // The packages' creative_approvals: each creative's review on this buy, with its rejection reason.
+    const creatives = await applyApprovals(ctx.store, trx, buy, seller, {
+      policy: ctx.tracking.creatives,
+      readStartedAt: opts.readStartedAt ?? now,
+      source,
+      now,
+      random: ctx.random,
+      askSoon: opts.askSoon ?? false,
+    });
+    events.push(...creatives.events);
+    if (creatives.creative_check_at !== undefined) patch.creative_check_at = creatives.creative_check_at;
+  }
 
   const after = { ...buy, ...patch } as MediaBuyRow;
   const thresholds = (await ctx.store.settings.forTenantIn(buy.tenant_id, trx)).pacing ?? DEFAULT_PACING;

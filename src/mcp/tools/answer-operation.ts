@@ -10,7 +10,7 @@ export const answerOperation = changeTool({
   name: 'answer_operation',
   title: 'Answer what an operation waits for',
   description:
-    'An approver’s decision on an operation that waits for a person (needs_input): approve (send a held buy, apply governance conditions), reject (with a message saying why; nothing is bought), or respond with corrected params (a new request to the seller). Only the decisions in input_request.allowed are taken. Recorded with this key’s name as the person who decided. Answers the operation the decision carries on (a new child operation when respond made one).',
+    'An approver’s decision on an operation that waits for a person (needs_input): approve (send a held buy, apply governance conditions), reject (with a message saying why; nothing is bought), or respond with corrected params (a new request to the seller). For a rejected creative (input_request.kind creative_rejected), respond with params {creatives: [...]} sends the corrected creatives (a new sync_creatives), and reject dismisses the rejection. Only the decisions in input_request.allowed are taken. Recorded with this key’s name as the person who decided. Answers the operation the decision carries on (a new child operation when respond made one).',
   role: 'approver',
   input: AnswerInput.extend({ id: OperationId }),
   output: OperationOutput,

@@ -1,7 +1,8 @@
 /**
  * GET /campaigns (a page of the tenant's campaigns, newest first) and GET /campaigns/:id
  * (one campaign and its buys). Read-only: both only read the store. A page of campaigns
- * and all their buys take two queries, however many campaigns the page holds.
+ * and all their buys take two queries, however many campaigns the page holds, and
+ * one more for what their live media buys delivered.
  */
 import type { FastifyInstance } from 'fastify';
 import { buysOf, buysOfMany } from '../../engine/governance/campaigns.js';
@@ -38,10 +39,10 @@ export function campaignsPages(app: FastifyInstance, deps: UiDeps): void {
     const live = isFragmentRequest(req) ? '' : await liveUrl(req, deps);
     const found = await deps.store.campaigns.list(auth.tenantId, CAMPAIGNS_PAGE_SIZE + 1, cursor);
     const rows = found.slice(0, CAMPAIGNS_PAGE_SIZE);
-    const buys = await buysOfMany(deps.store, rows);
+    const [buys, delivered] = await Promise.all([buysOfMany(deps.store, rows), deps.store.mediaBuys.deliveredByCampaigns(rows.map((c) => c.id))]);
     const last = rows[rows.length - 1];
     const view: CampaignsListView = {
-      items: rows.map((campaign) => ({ campaign, buys: buys.get(campaign.id) ?? [] })),
+      items: rows.map((campaign) => ({ campaign, buys: buys.get(campaign.id) ?? [], delivered: delivered.get(campaign.id) })),
       agentNames: await agentNames(auth.tenantId),
       cursor: cursor ? encodeCursor(cursor) : undefined,
       nextCursor: found.length > CAMPAIGNS_PAGE_SIZE && last ? encodeCursor({ createdAt: last.created_at, id: last.id }) : undefined,
@@ -60,7 +61,20 @@ export function campaignsPages(app: FastifyInstance, deps: UiDeps): void {
       const page = messagePage({ title: 'Campaign not found', message: `There is no campaign ${id} in tenant ${auth.tenantName}.`, link: { href: '/campaigns', text: 'All campaigns' } });
       return sendHtml(reply, page, 404);
     }
-    const view: CampaignView = { campaign, buys: await buysOf(deps.store, campaign), agentNames: await agentNames(auth.tenantId), now: deps.clock.now() };
+    const buys = await buysOf(deps.store, campaign);
+    const [delivered, mediaBuys, names] = await Promise.all([
+      deps.store.mediaBuys.deliveredByCampaigns([campaign.id]),
+      deps.store.mediaBuys.byOperations(buys.map((b) => b.id)),
+      agentNames(auth.tenantId),
+    ]);
+    const view: CampaignView = {
+      campaign,
+      buys,
+      delivered: delivered.get(campaign.id),
+      mediaBuys: new Map(mediaBuys.filter((m) => m.tenant_id === auth.tenantId).map((m) => [m.operation_id, m])),
+      agentNames: names,
+      now: deps.clock.now(),
+    };
     if (isFragmentRequest(req)) return sendFragment(req, reply, reads, campaignRegion(view));
     return sendPage(req, reply, deps, reads, { title: campaign.name ?? `Campaign ${campaign.id.slice(0, 12)}`, section: 'campaigns', live, body: campaignPage(view) });
   });

@@ -9,7 +9,8 @@
  * the final state is never skipped. Changes that raise no notification (`working`,
  * `calling_adcp`) arrive as wake-ups (see ../live.ts) and are coalesced with the rest.
  * `?operation=<id>` keeps only that operation's changes, `?campaign=<id>` only its
- * buys' (and notifications about no single operation, such as campaign.completed);
+ * buys' (and notifications about no single operation, such as campaign.completed),
+ * `?buy=<id>` only one live media buy's, `?buys=1` only live media buys';
  * `?after=<cursor>` (or Last-Event-ID) resumes from where the page was rendered, so a
  * change between render and connect is not missed.
  */
@@ -33,7 +34,7 @@ export function liveStreamRoutes(app: FastifyInstance, deps: UiDeps, options: Li
   app.get('/live', { preHandler: requireSession(deps.store, () => deps.clock.now()) }, async (req, reply) => {
     const auth = req.auth!;
     const token = req.uiSession!.token;
-    const q = req.query as { after?: string; operation?: string; campaign?: string };
+    const q = req.query as { after?: string; operation?: string; campaign?: string; buy?: string; buys?: string };
     const header = req.headers['last-event-id'];
     const given = typeof header === 'string' && CURSOR.test(header.trim()) ? header.trim() : q.after;
     const after = given && CURSOR.test(given) ? Number(given) : await deps.live.position(auth.tenantId);
@@ -41,9 +42,18 @@ export function liveStreamRoutes(app: FastifyInstance, deps: UiDeps, options: Li
     // A campaign's page: its buys' changes and the notifications about no single operation (campaign.completed).
     const campaign = typeof q.campaign === 'string' && q.campaign !== '' && q.campaign.length <= 100 ? await deps.store.campaigns.getForTenant(auth.tenantId, q.campaign) : undefined;
     const buys = campaign ? new Set(JSON.parse(campaign.buy_ids) as string[]) : undefined;
+    // A buy's page: changes named by the buy's id (its reports, status, the end of a pause or cancel) or its create's.
+    // A buy not found (another tenant's, none) gets nothing, not every change.
+    const askedBuy = typeof q.buy === 'string' && q.buy !== '' ? q.buy : undefined;
+    const buy = askedBuy && askedBuy.length <= 100 ? await deps.store.mediaBuys.getForTenant(auth.tenantId, askedBuy) : undefined;
+    const buyIds = askedBuy ? new Set(buy ? [buy.id, buy.operation_id] : []) : undefined;
+    // The media buys page: changes of any buy (named by their `buy_` ids), not of every operation.
+    const anyBuy = q.buys === '1';
     const keep = (change: LiveChange): LiveChange => {
       if (only) return { ...change, operationIds: change.operationIds.filter((id) => id === only), other: false };
       if (buys) return { ...change, operationIds: change.operationIds.filter((id) => buys.has(id)) };
+      if (buyIds) return { ...change, operationIds: change.operationIds.filter((id) => buyIds.has(id)), other: false };
+      if (anyBuy) return { ...change, operationIds: change.operationIds.filter((id) => id.startsWith('buy_')), other: false };
       return change;
     };
 

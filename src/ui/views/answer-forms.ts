@@ -8,14 +8,16 @@ import { questionIdOf } from '../../domain/input-question.js';
 import { parseInputRequest } from '../../engine/input-requests.js';
 import type { OperationRow } from '../../store/index.js';
 import { html, type SafeHtml } from '../html.js';
+import { correctionTemplate, rejectedCreatives } from './creative-answer.js';
 
 /** What a waiting operation asks (docs/ARCHITECTURE.md, People in the loop); `allowed` is empty when nothing can be answered here. */
-export type InputRequestView = Pick<InputRequest, 'id' | 'kind' | 'message' | 'reason' | 'seller_status' | 'fields' | 'expires_at'> & { allowed: string[]; requested_at?: string };
+export type InputRequestView = Pick<InputRequest, 'id' | 'kind' | 'message' | 'reason' | 'seller_status' | 'fields' | 'expires_at' | 'creatives' | 'media_buy'> & { allowed: string[]; requested_at?: string };
 
 export const KIND_LABELS: Record<string, string> = {
   seller_input: 'Seller asks',
   spend_approval: 'Spend approval',
   governance_conditions: 'Governance conditions',
+  creative_rejected: 'Creative rejected',
 };
 
 /** The stored request, or, for a wait recorded without one (older rows), what the seller said, with nothing to answer. */
@@ -39,7 +41,9 @@ export function answerForms(o: OperationRow, request: InputRequestView, opts: An
   if (!opts.answersEnabled) return html`<p class="muted">Answering from the dashboard is not available in this version.</p>`;
   const allows = (d: string) => request.allowed.includes(d);
   if (!allows('approve') && !allows('reject') && !allows('respond')) return html`<p class="muted">Nothing can be answered here.</p>`;
-  const rejectNeedsWhy = request.kind !== 'seller_input';
+  // A rejected creative's `reject` dismisses the rejection (nothing is sent); a message is welcome, not needed.
+  const creative = request.kind === 'creative_rejected';
+  const rejectNeedsWhy = request.kind !== 'seller_input' && !creative;
   // Each form says which question it answers: an answer to a question asked since is refused, not taken for it.
   const questionId = request.requested_at !== undefined ? questionIdOf({ id: request.id, requested_at: request.requested_at }) : undefined;
   const question = questionId !== undefined ? html`<input type="hidden" name="question_id" value="${questionId}">` : '';
@@ -56,23 +60,28 @@ export function answerForms(o: OperationRow, request: InputRequestView, opts: An
     <textarea id="${idBase}-message" name="message" rows="2" maxlength="2000"></textarea>
     <div class="button-row">
       ${allows('approve') ? html`<button type="submit" name="decision" value="approve" class="primary">${request.kind === 'spend_approval' ? 'Approve and send' : 'Approve'}</button>` : ''}
-      ${allows('reject') ? html`<button type="submit" name="decision" value="reject" class="danger">Reject</button>` : ''}
+      ${allows('reject') ? html`<button type="submit" name="decision" value="reject" class="danger">${creative ? 'Dismiss the rejection' : 'Reject'}</button>` : ''}
     </div>
   </form>`
       : '';
   const respond = allows('respond')
     ? html`<details class="respond">
-    <summary>Respond with corrected parameters…</summary>
+    <summary>${creative ? 'Send a corrected creative…' : 'Respond with corrected parameters…'}</summary>
     <form method="post" action="/operations/${o.id}/input" class="stack answer-form">
       <input type="hidden" name="_csrf" value="${opts.csrf}">
       <input type="hidden" name="return_to" value="${opts.returnTo}">
       <input type="hidden" name="decision" value="respond">
       ${question}
-      <label for="${idBase}-params">Parameters (a JSON object merged over the request)</label>
-      <textarea id="${idBase}-params" name="params" rows="5" required spellcheck="false" class="mono" placeholder='{"packages": [{"budget": 20000}]}'></textarea>
+      ${
+        creative
+          ? html`<label for="${idBase}-params">Corrected creatives (JSON: <code>{"creatives": [...]}</code>, as sent; fix what the seller rejected)</label>
+      <textarea id="${idBase}-params" name="params" rows="10" required spellcheck="false" class="mono">${correctionTemplate(o, request)}</textarea>`
+          : html`<label for="${idBase}-params">Parameters (a JSON object merged over the request)</label>
+      <textarea id="${idBase}-params" name="params" rows="5" required spellcheck="false" class="mono" placeholder='{"packages": [{"budget": 20000}]}'></textarea>`
+      }
       <label for="${idBase}-respond-message">Note with the corrections <span class="muted">(optional)</span></label>
       <input id="${idBase}-respond-message" name="message" maxlength="2000">
-      <button type="submit" class="primary">Send corrected request</button>
+      <button type="submit" class="primary">${creative ? 'Send corrected creative' : 'Send corrected request'}</button>
     </form>
   </details>`
     : '';
@@ -87,6 +96,7 @@ export function waitingPanel(o: OperationRow, opts: Omit<AnswerFormsOptions, 're
   <h2 id="waiting-title"><span class="kind kind-${request.kind}">${KIND_LABELS[request.kind] ?? request.kind}</span> Waiting for a person</h2>
   <p class="message">${request.message}</p>
   ${whyAsked(request)}
+  ${request.kind === 'creative_rejected' ? rejectedCreatives(request) : ''}
   ${answerForms(o, request, { ...opts, returnTo: 'operation' })}
 </section>`;
 }

@@ -3,6 +3,7 @@ import type { AgentRow, OperationRow } from '../../store/index.js';
 import { duration, shortId, utc, when } from '../format.js';
 import { html, type SafeHtml } from '../html.js';
 import { answerForms, inputRequestOf, KIND_LABELS, whyAsked, type AnswerFormsOptions } from './answer-forms.js';
+import { rejectedCreatives } from './creative-answer.js';
 
 export interface InboxView {
   rows: OperationRow[];
@@ -51,6 +52,7 @@ function item(o: OperationRow, agentName: string, v: InboxView): SafeHtml {
     ${budgetOf(o) ? html`<span>Budget <strong>${budgetOf(o)}</strong></span>` : ''}
   </p>
   ${whyAsked(request)}
+  ${request.kind === 'creative_rejected' ? rejectedCreatives(request) : ''}
   ${answerForms(o, request, { ...v.forms, returnTo: 'inbox' })}
 </li>`;
 }

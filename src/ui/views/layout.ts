@@ -2,7 +2,7 @@
 import type { RequestAuth } from '../../api/auth.js';
 import { html, type SafeHtml } from '../html.js';
 
-export type Section = 'operations' | 'inbox' | 'campaigns' | 'agents' | 'subscriptions';
+export type Section = 'operations' | 'inbox' | 'media-buys' | 'campaigns' | 'agents' | 'subscriptions';
 
 export interface PageContext {
   auth: RequestAuth;
@@ -16,6 +16,7 @@ export interface PageContext {
 const LABELS: Record<Section, string> = {
   operations: 'Operations',
   inbox: 'Inbox',
+  'media-buys': 'Media buys',
   campaigns: 'Campaigns',
   agents: 'Agents',
   subscriptions: 'Subscriptions',
@@ -44,6 +45,7 @@ export function documentShell(title: string, body: SafeHtml): SafeHtml {
 <title>${title} · adcp-orchestrator</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/assets/dashboard.css">
+<link rel="stylesheet" href="/assets/media-buys.css">
 <script src="/assets/htmx.min.js" defer></script>
 <script src="/assets/htmx-sse.min.js" defer></script>
 <script src="/assets/dashboard.js" defer></script>

@@ -3,7 +3,7 @@ import type { EventRow } from '../../store/index.js';
 import { utc } from '../format.js';
 import { html, type SafeHtml } from '../html.js';
 
-const SOURCE_LABELS: Record<string, string> = {
+export const SOURCE_LABELS: Record<string, string> = {
   call: 'call',
   webhook: 'webhook',
   poll: 'poll',
@@ -34,7 +34,8 @@ export function detailCell(detail: string | null): SafeHtml {
   return html`<details class="detail"><summary>${entries.map(([k]) => k).join(', ')}</summary><pre>${JSON.stringify(parsed, null, 2)}</pre></details>`;
 }
 
-function change(e: EventRow): SafeHtml {
+/** What an event changed: its kind, and the status move when there is one (also used for a live buy's events). */
+export function change(e: Pick<EventRow, 'kind' | 'from_status' | 'to_status'>): SafeHtml {
   const kind = e.kind === 'transition' ? '' : html`<span class="event-kind">${e.kind.replace(/_/g, ' ')}</span> `;
   if (e.from_status && e.to_status && e.from_status !== e.to_status) {
     return html`${kind}<span class="transition">${e.from_status} <span aria-label="to">→</span> <strong>${e.to_status}</strong></span>`;

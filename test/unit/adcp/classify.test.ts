@@ -74,6 +74,15 @@ describe('classifyPayload', () => {
     expect(mcp({ status: 'canceled' }).status).toBe('canceled');
   });
 
+  it('an update that canceled a buy completed: root `canceled` beside the buy is the buy status', () => {
+    const reply = mcp({ media_buy_id: 'mb_1', status: 'canceled', revision: 3, affected_packages: [] });
+    expect(reply.status).toBe('completed');
+    // The same word with an error, or without a buy, is still the task's own.
+    expect(mcp({ media_buy_id: 'mb_1', status: 'canceled', errors: [{ code: 'NOT_CANCELLABLE', message: 'no' }] }).status).toBe('canceled');
+    expect(mcp({ status: 'canceled', task_id: 't1' }).status).toBe('canceled');
+    expect(mcp({ media_buy_id: 'mb_1', status: 'canceled' }, true).status).toBe('failed');
+  });
+
   it('an A2A rejected Task is rejected, not failed', () => {
     const reply = taskReplyFromRaw({
       protocol: 'a2a',

@@ -19,6 +19,7 @@ const buy = (over: Partial<TrackedBuy> = {}): TrackedBuy => ({
   status_check_at: NOW + 60_000,
   report_due_at: NOW + 400,
   delivery_poll_at: null,
+  creative_check_at: null,
   ...over,
 });
 
@@ -57,16 +58,19 @@ describe('timers', () => {
     expect(timersAfterReport(buy(), { fire: true, final: false, gap: true }, policy, NOW)).toMatchObject({ delivery_poll_at: NOW, next_check_at: NOW });
   });
   it('a final report ends tracking (after one delivery read if a gap came before it)', () => {
-    expect(timersAfterReport(buy(), { fire: true, final: true, gap: false }, policy, NOW)).toEqual({
-      status_check_at: null, report_due_at: null, delivery_poll_at: null, next_check_at: null, final_received: 1, next_expected_at: null, ended_at: NOW,
+    expect(timersAfterReport(buy({ creative_check_at: NOW + 5 }), { fire: true, final: true, gap: false }, policy, NOW)).toEqual({
+      status_check_at: null, report_due_at: null, delivery_poll_at: null, creative_check_at: null, next_check_at: null, final_received: 1, next_expected_at: null, ended_at: NOW,
     });
     expect(timersAfterReport(buy(), { fire: true, final: true, gap: true }, policy, NOW)).toMatchObject({ delivery_poll_at: NOW, ended_at: null });
   });
   it('a terminal status read stops status reads and asks the last delivery; that read ends tracking', () => {
-    const t = timersAfterStatusRead(buy(), 'completed', policy, NOW, () => 0);
-    expect(t).toEqual({ status_check_at: null, report_due_at: null, delivery_poll_at: NOW, next_check_at: NOW });
+    // An ended buy has no creative left to review: its creative timer ends too.
+    const t = timersAfterStatusRead(buy({ creative_check_at: NOW + 5 }), 'completed', policy, NOW, () => 0);
+    expect(t).toEqual({ status_check_at: null, report_due_at: null, delivery_poll_at: NOW, creative_check_at: null, next_check_at: NOW });
     expect(timersAfterDeliveryRead(buy({ status: 'completed' }), policy, NOW, () => 0)).toMatchObject({ next_check_at: null, ended_at: NOW });
     expect(timersAfterStatusRead(buy(), 'active', policy, NOW, () => 0)).toMatchObject({ status_check_at: NOW + 10_000 });
+    // A live buy's creative timer is kept, and counts for next_check_at.
+    expect(timersAfterStatusRead(buy({ creative_check_at: NOW + 5 }), 'active', policy, NOW, () => 0)).toMatchObject({ creative_check_at: NOW + 5, next_check_at: NOW + 5 });
   });
   it('a buy whose fires go elsewhere is read on the status interval', () => {
     expect(timersAfterDeliveryRead(buy({ reporting_auth: 'none' }), policy, NOW, () => 0)).toMatchObject({ delivery_poll_at: NOW + 10_000 });

@@ -5,6 +5,7 @@ import { NOTIFICATION_TYPES, notificationTypeFor, type NotificationType } from '
 import { presentOperation } from '../../../src/domain/operation-json.js';
 import { OPERATION_STATUSES, type OperationStatus } from '../../../src/domain/status.js';
 import { buyNotificationFor, MEDIA_BUY_NOTIFICATION_TYPES } from '../../../src/domain/media-buy-status.js';
+import { CREATIVE_NOTIFICATION_TYPES } from '../../../src/domain/creatives.js';
 import { newOperationRow } from '../../../src/store/operation-row.js';
 
 /** What a transition to each status raises: every status is listed, so a new one must be decided here. */
@@ -57,7 +58,16 @@ describe('notificationTypeFor', () => {
 
   it('every operation type but campaign.completed (written by campaigns code) is reachable from an event', () => {
     const reachable = new Set([...Object.values(ON_TRANSITION), ...Object.values(ON_KIND)].filter((t) => t !== null));
-    expect(NOTIFICATION_TYPES.filter((t) => !reachable.has(t) && !t.startsWith('media_buy.'))).toEqual(['campaign.completed']);
+    expect(NOTIFICATION_TYPES.filter((t) => !reachable.has(t) && !t.startsWith('media_buy.') && !t.startsWith('creative.'))).toEqual(['campaign.completed']);
+  });
+
+  it("every creative type is reachable from one of a buy's creative events, and its bookkeeping raises nothing", () => {
+    const reachable = new Set(['creative_approved', 'creative_rejected', 'creative_stalled'].map((kind) => buyNotificationFor({ kind, from_status: null, to_status: null })));
+    expect(CREATIVE_NOTIFICATION_TYPES.filter((t) => !reachable.has(t))).toEqual([]);
+    expect(NOTIFICATION_TYPES).toEqual(expect.arrayContaining([...CREATIVE_NOTIFICATION_TYPES]));
+    for (const kind of ['creatives_sent', 'creative_status_changed', 'creative_rejection_updated', 'creative_rejection_answered', 'creative_not_sent', 'creative_assignment_failed']) {
+      expect(buyNotificationFor({ kind, from_status: null, to_status: null })).toBeNull();
+    }
   });
 
   it("every media_buy type is reachable from one of a buy's own events", () => {

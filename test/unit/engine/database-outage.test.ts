@@ -5,7 +5,7 @@
  */
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { DatabaseOutage, MAX_PAUSE_MS, MIN_PAUSE_MS } from '../../../src/engine/database-outage.js';
+import { DatabaseOutage, FLAP_MS, MAX_PAUSE_MS, MIN_PAUSE_MS } from '../../../src/engine/database-outage.js';
 import { databaseUnavailable, DatabaseUnavailableError } from '../../../src/store/db-errors.js';
 
 const coded = (code: string, message = 'boom') => Object.assign(new Error(message), { code });
@@ -89,7 +89,19 @@ describe('DatabaseOutage', () => {
     expect(lines.filter((l) => l.level === 'info')).toEqual([expect.objectContaining({ obj: { down_ms: 7_000 } })]);
     expect(outage.down).toBe(false);
 
-    // A second outage is news again.
+    // A failure just after the return is the same outage flapping: counted, not announced,
+    // and its end not announced either.
+    now += 1_000;
+    expect(outage.failed('webhook', coded('57P03'))).toBe(true);
+    expect(outage.down).toBe(true);
+    now += 500;
+    outage.succeeded();
+    expect(counted).toHaveLength(6);
+    expect(lines.filter((l) => l.level === 'warn')).toHaveLength(1);
+    expect(lines.filter((l) => l.level === 'info')).toHaveLength(1);
+
+    // A later outage is news again.
+    now += FLAP_MS + 1;
     outage.failed('webhook', coded('57P01'));
     expect(lines.filter((l) => l.level === 'warn')).toHaveLength(2);
   });

@@ -43,6 +43,32 @@ describe('wake-ups for a buy changed by its child operations', () => {
     ]);
   });
 
+  it("names the buy whose creatives a sync_creatives sent, ended or had answered; not for its other changes", async () => {
+    const wakes = new OperationWakes();
+    const seen: OperationWake[] = [];
+    wakes.subscribe((w) => seen.push(w));
+    const asked: string[] = [];
+    const wake = buyChildWakes({
+      buyOf: async () => undefined,
+      buyOfSync: async (id) => {
+        asked.push(id);
+        return { id: 'buy_9', tenant_id: 't1' };
+      },
+      wakes,
+    });
+    const sync = (kind: string, parentId: string | null = 'create-9') =>
+      ({ operation: { id: 'op-sync', tenant_id: 't1', type: 'sync_creatives', parent_id: parentId }, events: [{ id: 1, kind, to_status: null }], notifications: [] }) as unknown as OperationChange;
+    await wake(sync('created'));
+    await wake(sync('answered'));
+    await wake(sync('poll_failed'));
+    await wake(sync('created', null));
+    expect(asked).toEqual(['op-sync', 'op-sync']);
+    expect(seen).toEqual([
+      { tenantId: 't1', operationIds: ['buy_9'], many: false },
+      { tenantId: 't1', operationIds: ['buy_9'], many: false },
+    ]);
+  });
+
   it('a failed read wakes nobody and throws nothing', async () => {
     const wakes = new OperationWakes();
     const seen: OperationWake[] = [];

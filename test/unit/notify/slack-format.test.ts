@@ -48,4 +48,22 @@ describe('a media buy notification as a Slack message', () => {
     );
     expect(msg.text).toBe('Media buy under-pacing: media buy `mb_&lt;7&gt;`, status *active*, spent 12.5 USD\n<https://orch.example/media-buys/buy_1|Open the media buy>');
   });
+
+  it("a creative's rejection names the creative and the seller's reason", () => {
+    const msg = slackMessage(
+      {
+        id: 'ntf_10',
+        type: 'creative.rejected',
+        data: {
+          media_buy: { id: 'buy_1', media_buy_id: 'mb_7', status: 'pending_creatives' },
+          event: { kind: 'creative_rejected', detail: { creative_id: 'cr_<1>', name: 'Banner', rejection_reason: 'Landing page <off-brand>' } },
+          link: 'https://orch.example/media-buys/buy_1',
+        },
+      },
+      undefined,
+    );
+    expect(msg.text).toBe(
+      'Creative rejected: creative `cr_&lt;1&gt;` (Banner), media buy `mb_7`, status *pending_creatives*\nreason: Landing page &lt;off-brand&gt;\n<https://orch.example/media-buys/buy_1|Open the media buy>',
+    );
+  });
 });
