@@ -12,7 +12,8 @@
  * checkAndInsertManyOn). Left to their own job (the one-delivery path, in the same
  * transaction, right after): a delivery whose nonce was not recorded fresh here (a
  * replay, an expired entry, a key near its cap), one that asks a person something (its
- * tenant's expiry rules are read first), one whose operation is gone (stored as received). And if any delivery of the batch turns out
+ * tenant's expiry rules are read first), a second one for the same operation, one whose
+ * operation is gone (stored as received). And if any delivery of the batch turns out
  * known already, the whole batch is undone and every one takes its own job, which
  * tells a duplicate, a retry still in flight and a payload mismatch apart.
  */
@@ -22,6 +23,7 @@ import type { PendingNonce } from './webhook-ingest.js';
 import type { Store } from '../store/index.js';
 import type { MutateResult, WebhookTarget } from '../store/operations-repo.js';
 import type { Batcher, Tx } from '../store/tx.js';
+import { firstPerOperation } from '../store/operations-batch.js';
 import type { ObservationOutcome, TaskObservation } from './observation-plan.js';
 import type { OperationService } from './operation-service.js';
 
@@ -53,6 +55,8 @@ export class WebhookBatch implements Batcher<WebhookBatchItem, StoredAndApplied>
   async run(trx: Tx, items: WebhookBatchItem[]): Promise<Array<{ value: StoredAndApplied } | undefined>> {
     const out: Array<{ value: StoredAndApplied } | undefined> = new Array(items.length).fill(undefined);
     let mine = items.flatMap((it, i) => (NEEDS_INPUT_STATUSES.has(it.observation.status) ? [] : [i]));
+    // A second delivery for one operation goes its own way, after the batch (see OperationsRepo's batcher: a write hook may write the operation again).
+    mine = firstPerOperation(mine.map((i) => items[i]!.op.id)).map((k) => mine[k]!);
     if (mine.length < 2) return out;
     // Nonces first, as one delivery records its own: one not recorded here (a replay, a key near its
     // cap) leaves its delivery to its own job, which refuses it or records it exactly.

@@ -17,7 +17,8 @@ import type { DirectSqlite } from './direct.js';
 import { isPrimitive } from './compiled.js';
 import { ident, paddedIds, placeholders, runSql, type SqlValue } from './multi-row.js';
 import type { NotificationRow, NotificationsRepo } from './notifications-repo.js';
-import type { EventRow, Lease, MutateResult, MutationPlan, NewEvent, OperationPatch, OperationRow, WriteHook } from './operations-repo.js';
+import type { EventRow, Lease, MutateResult, MutationPlan, NewEvent, OperationPatch, OperationRow } from './operations-repo.js';
+import type { WriteHook } from './write-hooks.js';
 import type { Tx } from './tx.js';
 
 export interface BatchMutation<T> {
@@ -46,6 +47,16 @@ interface Change<T> {
   events: NewEvent[];
   value: T;
   now: number;
+}
+
+/** The indexes of the first item of each operation id, in order (batchers leave the others to their own jobs). */
+export function firstPerOperation(ids: readonly string[]): number[] {
+  const seen = new Set<string>();
+  return ids.flatMap((id, i) => {
+    if (seen.has(id)) return [];
+    seen.add(id);
+    return [i];
+  });
 }
 
 export async function mutateMany<T>(deps: BatchWriteDeps, trx: Tx, items: Array<BatchMutation<T>>, alongside?: BatchAlongside<T>): Promise<Array<MutateResult<T>>> {

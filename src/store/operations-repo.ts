@@ -16,8 +16,9 @@ import type { Db } from './db.js';
 import type { OperationsTable } from './schema.js';
 import { inWriteBatch, inWriteTransaction, type Batcher, type Tx } from './tx.js';
 import { CompiledQueries, isPrimitive } from './compiled.js';
-import { mutateMany, type BatchAlongside, type BatchMutation, type BatchWriteDeps } from './operations-batch.js';
-import type { NewNotification, NotificationRow, NotificationsRepo } from './notifications-repo.js';
+import { firstPerOperation, mutateMany, type BatchAlongside, type BatchMutation, type BatchWriteDeps } from './operations-batch.js';
+import type { OperationWriteHook, OperationWriteHookMany, WriteHook } from './write-hooks.js';
+import type { NotificationRow, NotificationsRepo } from './notifications-repo.js';
 
 /** Columns added after the first schema are optional here, so code that builds rows need not know them all. */
 type LaterColumns = 'status_since' | 'reminded_at' | 'input_request' | 'continuation' | 'answer' | 'input_reminders' | 'input_expired_at' | 'governance' | 'reporting_token';
@@ -82,33 +83,7 @@ export interface Written {
   notifications: NotificationRow[];
 }
 
-/**
- * Writes that follow from an operation's change and must commit with it, derived
- * by the engine from the row after the change and the events written (e.g. the
- * media buy a completed create_media_buy makes). Only database calls on `trx` may
- * be awaited; the notifications it wrote are returned with the change's own. A hook
- * that writes this same operation again (a rejected creative's question on the sync
- * that ended: src/engine/media-buys/creative-inbox.ts) updates `row` in place, so
- * that the change answers with the row as committed.
- */
-export type OperationWriteHook = (trx: Tx, row: OperationRow, events: EventRow[], now: number) => Promise<NotificationRow[]>;
-
-/**
- * The same hook for the changes of one batched write at once (src/store/operations-batch.ts),
- * in their order, each with events. Per change: the notifications it wrote already, and
- * those it leaves for the batch to write with the changes' own, in one statement in
- * change order (so the seqs of one change's notifications run together and live
- * readers find no gap: src/notify/event-feed.ts).
- */
-export type OperationWriteHookMany = (
-  trx: Tx,
-  changes: Array<{ row: OperationRow; events: EventRow[]; now: number }>,
-) => Promise<Array<{ written: NotificationRow[]; unwritten: NewNotification[] }>>;
-
-export interface WriteHook {
-  one: OperationWriteHook;
-  many?: OperationWriteHookMany;
-}
+export type { OperationWriteHook, OperationWriteHookMany, WriteHook } from './write-hooks.js';
 
 export interface ListFilters {
   status?: string;
@@ -134,9 +109,23 @@ export class OperationsRepo {
 
   private readonly batchDeps: BatchWriteDeps;
 
-  /** `mutate`s queued in the same turn, written together by their grouped transaction (SQLite). */
+  /**
+   * `mutate`s queued in the same turn, written together by their grouped transaction
+   * (SQLite). A second one of the same operation is left to its own job: a write hook may
+   * have written that operation again (src/store/write-hooks.ts), which only a read after
+   * the batch sees.
+   */
   private readonly batcher: Batcher<BatchMutation<unknown>, MutateResult<unknown>> = {
-    run: async (trx, items) => (await this.mutateManyIn(trx, items)).map((value) => ({ value })),
+    run: async (trx, items) => {
+      const firsts = firstPerOperation(items.map((m) => m.id));
+      const results = await this.mutateManyIn(
+        trx,
+        firsts.map((i) => items[i]!),
+      );
+      const out: Array<{ value: MutateResult<unknown> } | undefined> = new Array(items.length).fill(undefined);
+      firsts.forEach((i, k) => (out[i] = { value: results[k]! }));
+      return out;
+    },
   };
 
   /** Registers writes derived from every operation change (see OperationWriteHook). */
@@ -344,11 +333,13 @@ export class OperationsRepo {
   }
 
   /**
-   * Several mutations inside a write transaction the caller holds, with one statement per
-   * table for all of them (src/store/operations-batch.ts); each result is what `mutateIn`
+   * Several mutations inside a SQLite write transaction the caller holds, with one statement
+   * per table for all of them (src/store/operations-batch.ts); each result is what `mutateIn`
    * would have returned had they run one after another, in this order.
    */
   mutateManyIn<T>(trx: Tx, items: Array<BatchMutation<T>>, alongside?: BatchAlongside<T>): Promise<Array<MutateResult<T>>> {
+    // Its rows are read without FOR UPDATE: safe only under SQLite's write lock (a grouped transaction).
+    if (this.db.dialect !== 'sqlite') throw new Error('mutateManyIn is for SQLite write transactions only');
     return mutateMany(this.batchDeps, trx, items, alongside);
   }
 

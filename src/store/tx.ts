@@ -292,8 +292,13 @@ class GroupCommitter {
           // Alone: its own error rolls the whole (single-job) transaction back.
           outcomes.push({ ok: true, value: await batch[0]!.fn(conn) });
         } else {
+          // A batcher that did nothing for what it was given is not asked again in this group.
+          const spent = new Set<Batcher<unknown, unknown>>();
           for (let i = 0; i < batch.length; i++) {
-            if (outcomes[i] === undefined && batch[i]!.batch) await this.runBatched(conn, batch, i, outcomes);
+            const batcher = batch[i]!.batch?.batcher;
+            if (outcomes[i] === undefined && batcher && !spent.has(batcher)) {
+              if ((await this.runBatched(conn, batch, i, outcomes)) === 0) spent.add(batcher);
+            }
             if (outcomes[i] === undefined) outcomes[i] = await this.runOwn(conn, batch[i]!, i);
           }
         }
@@ -332,13 +337,15 @@ class GroupCommitter {
   /**
    * Job `first` and every later job of the same batcher not yet run, together in one
    * savepoint (see Batcher). Fills the outcomes of the items the batcher did; the others
-   * are left for their own jobs. Fewer than two: nothing to gain, each runs its own.
+   * are left for later: a next batch of what is left (e.g. a second change of an
+   * operation, which the batchers leave to a read after the first), else their own jobs.
+   * Fewer than two: nothing to gain, each runs its own. Returns how many it did.
    */
-  private async runBatched(conn: Tx, batch: Job[], first: number, outcomes: Array<Outcome | undefined>): Promise<void> {
+  private async runBatched(conn: Tx, batch: Job[], first: number, outcomes: Array<Outcome | undefined>): Promise<number> {
     const batcher = batch[first]!.batch!.batcher;
     const members: number[] = [];
     for (let j = first; j < batch.length; j++) if (outcomes[j] === undefined && batch[j]!.batch?.batcher === batcher) members.push(j);
-    if (members.length < 2) return;
+    if (members.length < 2) return 0;
     const d = this.direct;
     await raw(conn, 'SAVEPOINT group_job', d);
     let results: Array<{ value: unknown } | undefined>;
@@ -354,12 +361,16 @@ class GroupCommitter {
       } catch {
         throw new GroupBroken({ batch: members }, error);
       }
-      return;
+      return 0;
     }
+    let done = 0;
     members.forEach((j, k) => {
       const r = results[k];
-      if (r) outcomes[j] = { ok: true, value: r.value };
+      if (!r) return;
+      outcomes[j] = { ok: true, value: r.value };
+      done++;
     });
+    return done;
   }
 
 }

@@ -1,15 +1,17 @@
 /**
  * Batched mutations (src/store/operations-batch.ts; the Batcher of src/store/tx.ts):
  * `mutate`s queued in the same turn on SQLite are written together, one statement per
- * table. What they write and what each caller is told must be exactly what the same
- * mutations give when run one after another in the same order: the same rows, the
- * same history, the same notifications, the same results. Checked by running one
- * list of mutations both ways on two fresh databases seeded alike.
+ * table (the first of each operation; a second one runs as its own job after the batch).
+ * What they write and what each caller is told must be what the same mutations give
+ * when run one after another: the same rows, each operation's history and
+ * notifications in its own order, the same results. Checked by running one list of
+ * mutations both ways on two fresh databases seeded alike.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { OperationRow, Store } from '../../src/store/index.js';
 import { newOperationRow } from '../../src/store/operation-row.js';
 import type { Lease, MutateResult, MutationPlan } from '../../src/store/operations-repo.js';
+import { inWriteTransaction } from '../../src/store/tx.js';
 import { tempSqlite, type TestDatabase } from '../helpers/databases.js';
 import { closeSellerStore, openSellerStore } from '../helpers/seller-store.js';
 
@@ -75,22 +77,35 @@ async function seeded(databases: TestDatabase[]): Promise<Store> {
   return store;
 }
 
-/** What a result tells its caller, minus the notification ids and seqs (random / per database). */
+/** What a result tells its caller, minus what depends on the order across operations (event ids, notification ids and seqs). */
 function told(r: MutateResult<string>) {
   if (r.outcome !== 'applied') return r;
-  return { ...r, notifications: r.notifications.map((n) => ({ type: n.type, operation_id: n.operation_id, created_at: n.created_at })) };
+  return {
+    ...r,
+    events: r.events.map(({ id: _id, ...e }) => e),
+    notifications: r.notifications.map((n) => ({ type: n.type, operation_id: n.operation_id, created_at: n.created_at })),
+  };
 }
 
+/** Everything written, per operation in its own order: a batch may order writes across operations differently (ids, seqs). */
 async function everything(store: Store) {
   const db = store.db.kysely;
+  const events = await db.selectFrom('operation_events').selectAll().orderBy('id').execute();
+  const notifications = await db.selectFrom('notifications').select(['seq', 'type', 'operation_id', 'created_at', 'body']).orderBy('seq').execute();
+  const byOperation = <R extends { operation_id: string | null }>(rows: R[], strip: (r: R) => unknown) => {
+    const out: Record<string, unknown[]> = {};
+    for (const r of rows) (out[r.operation_id ?? ''] ??= []).push(strip(r));
+    return out;
+  };
   return {
     operations: await db.selectFrom('operations').selectAll().orderBy('id').execute(),
-    events: await db.selectFrom('operation_events').selectAll().orderBy('id').execute(),
-    notifications: (await db.selectFrom('notifications').select(['seq', 'type', 'operation_id', 'created_at', 'body']).orderBy('seq').execute()).map((n) => ({
-      ...n,
-      // The body names its own (random) id.
-      body: JSON.parse(n.body).data,
-    })),
+    events: byOperation(events, ({ id: _id, ...e }) => e),
+    // The body names its own (random) id, and its event's id.
+    notifications: byOperation(notifications, (n) => {
+      const data = JSON.parse(n.body).data;
+      delete data.event.id;
+      return { type: n.type, created_at: n.created_at, body: data };
+    }),
   };
 }
 
@@ -113,8 +128,11 @@ describe('batched operation mutations (SQLite)', () => {
     // Queued in the same turn: one grouped transaction, one batch.
     const together = await Promise.all(mutations.map((m) => batched.operations.mutate(m.id, m.lease, m.plan, NOW)));
 
-    expect(batches).toHaveBeenCalledTimes(1);
-    expect(batches.mock.calls[0]![1]).toHaveLength(mutations.length);
+    // One batch of the first mutation of each operation, then one of the second ones (op-2, op-1), which read what the first wrote.
+    expect(batches.mock.calls.map((c) => c[1].map((m) => m.id))).toEqual([
+      ['op-1', 'op-2', 'op-3', 'op-4', 'op-missing', 'op-5', 'op-6'],
+      ['op-2', 'op-1'],
+    ]);
     expect(alike(batched, together.map(told))).toEqual(alike(one, sequential.map(told)));
     expect(alike(batched, await everything(batched))).toEqual(alike(one, await everything(one)));
 
@@ -126,6 +144,23 @@ describe('batched operation mutations (SQLite)', () => {
     expect(together[4]).toMatchObject({ outcome: 'unchanged', value: 'unchanged at submitted' });
     const completed = together[3]!;
     expect(completed.outcome === 'applied' && completed.notifications.map((n) => n.type)).toEqual(['operation.completed']);
+  });
+
+  it('mutateManyIn chains two changes of one operation: the second plans on the row the first left', async () => {
+    const store = await seeded(databases);
+    stores.push(store);
+    const results = await inWriteTransaction(store.db, (trx) =>
+      store.operations.mutateManyIn(trx, [
+        { id: 'op-2', lease: null, plan: transition('working'), now: NOW },
+        { id: 'op-3', lease: null, plan: transition('working'), now: NOW },
+        { id: 'op-2', lease: null, plan: transition('completed', { completed_at: NOW, next_check_at: null }), now: NOW },
+      ]),
+    );
+    expect(results.map((r) => (r.outcome === 'applied' ? r.value : r.outcome))).toEqual(['submitted->working', 'submitted->working', 'working->completed']);
+    const row = await store.operations.get('op-2');
+    expect(row).toMatchObject({ status: 'completed', completed_at: NOW, next_check_at: null, last_observed_at: NOW });
+    const events = await store.operations.events('op-2');
+    expect(events.filter((e) => e.kind === 'transition').map((e) => `${e.from_status}->${e.to_status}`)).toEqual(['submitted->working', 'working->completed']);
   });
 
   it('a plan that throws fails alone: the others commit, it leaves nothing, and it was not batched with them', async () => {
@@ -144,8 +179,9 @@ describe('batched operation mutations (SQLite)', () => {
     const after = await everything(store);
     const status = (s: typeof after, id: string) => s.operations.find((o) => o.id === id)!.status;
     expect([status(after, 'op-1'), status(after, 'op-2'), status(after, 'op-3')]).toEqual(['working', 'submitted', 'working']);
-    expect(after.events.filter((e) => e.operation_id === 'op-2')).toEqual(before.events.filter((e) => e.operation_id === 'op-2'));
-    expect(after.events.length - before.events.length).toBe(2);
+    expect(after.events['op-2']).toEqual(before.events['op-2']);
+    const count = (s: typeof after) => Object.values(s.events).flat().length;
+    expect(count(after) - count(before)).toBe(2);
   });
 
   it('a mutation with writes of its own alongside runs as its own job, in the same commit as the batch', async () => {
