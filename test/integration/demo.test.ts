@@ -2,6 +2,7 @@
  * `adcp-orchestrator demo` as a user runs it (a child process, nothing set up
  * beforehand): it prints live progress lines while the campaign runs, a
  * summary with the committed budget matching the governance agent's ledger,
+ * then a rejected creative corrected by a person and approved by the seller,
  * then each buy's delivery reports as they come, and ends with the campaign's
  * delivered spend agreeing with the sellers' own figures and the governance
  * agent's ledger of delivery; it exits 0 in well under a minute.
@@ -25,6 +26,21 @@ it('runs a governed campaign to its end and exits 0 within a minute', async () =
     expect(out).toMatch(/buy 3 .*completed \(submitted -> completed, by webhook\)/);
     expect(out).toMatch(/budget: planned 17000 USD, committed 15000 USD, plan remaining 35000 USD/);
     expect(out).toMatch(/ledger for plan_demo_launch: 15000 USD committed \(matches\)/);
+
+    // Creatives: one approved, one rejected with the seller's reason, corrected by the person from the inbox, approved.
+    const texts0 = demo.lines.map((l) => l.text);
+    const order = [
+      /buy 1 \(sandbox-seller-a\)  two banners sent to package \S+ \(sync_creatives operation/,
+      /buy 1 .*creative cr_demo_promo "[^"]*reject[^"]*": rejected — "The landing page domain/,
+      /buy 1 .*in the inbox: creative_rejected on operation \S+, a person may respond or reject/,
+      /buy 1 .*the demo answers as the person \(key demo-person, role approver\): respond with a corrected cr_demo_promo .* → sync_creatives operation/,
+      /buy 1 .*creative cr_demo_promo "Launch promo banner, landing page fixed": approved/,
+      /buy 1 .*both creatives approved/,
+    ].map((re) => texts0.findIndex((t) => re.test(t)));
+    expect(order.every((i) => i >= 0), out).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+    expect(out).toMatch(/creative cr_demo_hero "Launch hero banner": approved/);
+    expect(order[0]).toBeGreaterThan(texts0.findIndex((t) => /ledger for plan_demo_launch/.test(t)));
 
     // The buys fly: reports come in, live, after the campaign's summary and before the end.
     const texts = demo.lines.map((l) => l.text);

@@ -57,6 +57,8 @@ export async function startDemoStack(env: NodeJS.ProcessEnv = process.env): Prom
     ADCP_ORCH_RECONCILE_INTERVAL_MS: '0',
     ADCP_ORCH_SSE_FALLBACK_POLL_MS: '250',
     ADCP_ORCH_SYNC_WAIT_MS: '3000',
+    // The sandbox sellers review creatives within half a second: look every 200 ms.
+    ADCP_ORCH_CREATIVE_POLL_INTERVAL_MS: '200',
     // The sandbox sellers fly compressed flights: their reports' periods run ahead of the wall clock.
     ADCP_ORCH_REPORT_CLOCK_SKEW_MS: String(10 * 366 * 86_400_000),
   });
@@ -74,6 +76,7 @@ export async function startDemoStack(env: NodeJS.ProcessEnv = process.env): Prom
         submittedDelayMs: 1500,
         reportIntervalMs: DEMO_REPORT_INTERVAL_MS,
         statusStepMs: 500,
+        creativeReviewMs: 400,
         governance: { agentUrl: governance.url, jwksUrl: governance.jwksUrl },
       });
       closers.push(() => s.close());

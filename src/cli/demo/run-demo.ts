@@ -11,13 +11,16 @@
  *   4. seller B, a buy targeting a country outside the plan: denied, never sent.
  * Live lines come from the tenant's event stream (GET /v1/events) and from the
  * campaign's governance state (GET /v1/campaigns/:id); the summary shows the
- * budget committed, checked against the governance agent's own ledger. Then the
+ * budget committed, checked against the governance agent's own ledger. Then buy 1
+ * gets two creatives: the seller rejects one, the demo corrects it as the person
+ * would, and the seller approves the correction (creatives-step.ts). The
  * three buys fly on the sandbox's compressed clock and report their delivery;
  * the demo ends with the campaign's delivered spend checked against the sellers'
  * own figures and the governance agent's ledger of delivery (delivery-check.ts).
  */
 import { callApi, type ApiTarget } from '../api-client.js';
 import { followEvents, type Notification } from '../event-stream.js';
+import { runCreativesStep } from './creatives-step.js';
 import { checkDelivery } from './delivery-check.js';
 import type { DemoStack } from './demo-stack.js';
 
@@ -137,12 +140,14 @@ export async function runDemo(stack: DemoStack, out: DemoOutput, timeoutMs = 50_
     return false;
   }
   if (!(await summary(stack, op, campaignId, labels, say))) return false;
+  const labelOf = (operationId: string) => labels.get(operationId)?.label;
+  if (!(await runCreativesStep({ stack, op, campaignId, label: 'buy 1', labelOf, deadline: started + timeoutMs, say }))) return false;
   return checkDelivery({
     stack,
     op,
     campaignId,
     planId: PLAN_ID,
-    labelOf: (operationId) => labels.get(operationId)?.label,
+    labelOf,
     expectedBuys: 3,
     deadline: started + timeoutMs,
     say,
