@@ -143,7 +143,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
   const clockSkewMs = config.ADCP_ORCH_REPORT_CLOCK_SKEW_MS;
   const buyRecorder = new BuyRecorder({ store, tracking, random: () => clock.random(), log: logger, clockSkewMs });
   store.operations.addWriteHook(buyRecorder.onOperationWrite, buyRecorder.onOperationWrites);
-  const creativeInbox = new CreativeInbox({ store, bus, clock, log: logger, policy: creativePolicy });
+  const creativeInbox = new CreativeInbox({ store, bus, clock, log: logger, policy: creativePolicy, reminders: { firstAfterMs: config.ADCP_ORCH_INPUT_REMINDER_MS } });
   store.operations.addWriteHook(new CreativeRecorder({ store, inbox: creativeInbox, policy: creativePolicy, random: () => clock.random(), log: logger }).onOperationWrite);
   const adcp = opts.adcp ?? createAdcpClient({ maxReplyBytes: config.ADCP_ORCH_MAX_REPLY_BYTES });
   const bulkheads = new AgentBulkheads({

@@ -20,7 +20,7 @@
  * the operation is marked stalled (people are told) and still waits for an answer.
  */
 import type { Logger } from 'pino';
-import type { InputRequest, RecordedAnswer } from '../domain/input-request.js';
+import type { InputRequest, InputRequestKind, RecordedAnswer } from '../domain/input-request.js';
 import {
   dueInputTimers,
   isDue,
@@ -61,11 +61,18 @@ export function reminderPolicyOf(timing: { inputReminderMs?: number }): Reminder
   return { firstAfterMs: timing.inputReminderMs ?? 300_000 };
 }
 
+/**
+ * Kinds of request asked on an operation that has already ended: its task is done,
+ * only the question is open (a rejected creative on the sync that sent it).
+ */
+const ASKED_AFTER_THE_END: ReadonlySet<InputRequestKind> = new Set(['creative_rejected']);
+
 /** The request whose clock runs: the operation waits for a person and no answer is on its way. */
 export function waitingRequest(row: InputTimerRow): InputRequest | null {
   if (row.needs_input !== 1 || !row.input_request || row.answer) return null;
-  if (isTerminal(row.status as OperationStatus)) return null;
-  return JSON.parse(row.input_request) as InputRequest;
+  const request = JSON.parse(row.input_request) as InputRequest;
+  if (isTerminal(row.status as OperationStatus) && !ASKED_AFTER_THE_END.has(request.kind)) return null;
+  return request;
 }
 
 /** The latest the row's timer may be for its request's clock (its next reminder or expiry); null when nothing waits. */
@@ -74,7 +81,10 @@ export function inputTimerAt(row: InputTimerRow, policy: ReminderPolicy): number
   return request ? nextInputTimerAt(request, row, policy) : null;
 }
 
-/** The timer of an operation held before anything was sent: its request's clock alone. */
+/**
+ * The timer of an operation whose only clock is its request's: held before anything
+ * was sent, or ended with a question still open (ASKED_AFTER_THE_END).
+ */
 export function heldTimer(request: InputRequest, policy: ReminderPolicy): Pick<OperationPatch, 'next_check_at' | 'check_kind'> {
   return { next_check_at: nextInputTimerAt(request, {}, policy), check_kind: INPUT_TIMER_CHECK };
 }

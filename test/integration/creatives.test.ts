@@ -224,6 +224,36 @@ describe('creatives of a live buy', () => {
   });
 });
 
+describe('reminders of an unanswered rejection', () => {
+  it('reminds people like any question, on the ended sync operation, until someone answers', async () => {
+    stack = await fastReviews({ ADCP_ORCH_INPUT_REMINDER_MS: '400' });
+    const { seller, orch, agentId } = stack;
+    const buy = await buyLive(orch, agentId);
+    const sent = await orch.api('POST', `/v1/media-buys/${buy.id}/creatives`, { creatives: [displayCreative('cr_late', 'Banner to reject', seller.url)] });
+    const remindersOf = (op: any) => op.events.filter((e: any) => e.kind === 'reminder');
+    const reminded = await operationWhen(orch, sent.body.id, (op) => remindersOf(op).length >= 2);
+    expect(reminded).toMatchObject({ status: 'completed', needs_input: true, input_request: { kind: 'creative_rejected', creative_id: 'cr_late' } });
+    const [r1, r2] = remindersOf(reminded);
+    expect(r1).toMatchObject({ source: 'timer', from: 'completed', to: 'completed', detail: { kind: 'creative_rejected', reminder: 1 } });
+    expect(r2.detail.reminder).toBe(2);
+    // The second comes twice the first's wait after it.
+    expect(Date.parse(r2.at) - Date.parse(r1.at)).toBeGreaterThanOrEqual(800);
+    const told = (await orch.app.store.db.kysely.selectFrom('notifications').select('body').where('type', '=', 'operation.input_required').orderBy('seq').execute())
+      .map((r) => JSON.parse(r.body))
+      .filter((b) => b.data.operation.id === sent.body.id && b.data.reminder === true);
+    expect(told.length).toBeGreaterThanOrEqual(2);
+    expect(await metric(orch, 'input_reminders_total', { kind: 'creative_rejected' })).toBeGreaterThanOrEqual(2);
+
+    // Answered: the clock stops (its next firing finds nothing to remind of and clears the timer).
+    const answer = await orch.api('POST', `/v1/operations/${sent.body.id}/input`, { decision: 'reject', question_id: reminded.input_request.id, message: 'we drop this one' });
+    expect(answer.status).toBe(202);
+    const count = remindersOf((await orch.api('GET', `/v1/operations/${sent.body.id}`)).body).length;
+    await eventually(async () => ((await orch.app.store.operations.get(sent.body.id))!.next_check_at === null ? true : undefined), 20_000);
+    expect(remindersOf((await orch.api('GET', `/v1/operations/${sent.body.id}`)).body)).toHaveLength(count);
+    expect((await orch.app.store.operations.get(sent.body.id))!.status).toBe('completed');
+  });
+});
+
 describe('the creative-approval timeout', () => {
   it('stalls a creative whose review never comes and tells people; a later approval ends the stall', async () => {
     stack = await fastReviews({ ADCP_ORCH_CREATIVE_APPROVAL_TIMEOUT_MS: '1500' });

@@ -11,6 +11,9 @@
  * (a sync still `submitted`) is asked when it ends (creative-recorder.ts), since
  * its own statuses would otherwise overwrite the question.
  *
+ * The question's clock is the operation's timer (src/engine/input-timers.ts): people
+ * are reminded of it like of any other question until someone answers.
+ *
  * The question lists every rejection of that operation not yet answered; a new
  * one while a person has not answered replaces the question (a new id: an answer
  * to the old one is refused as superseded, never taken for the new one).
@@ -28,6 +31,8 @@ import { inWriteTransaction, type Tx } from '../../store/tx.js';
 import type { ChangeBus } from '../change-bus.js';
 import type { Clock } from '../clock.js';
 import { parseInputRequest } from '../input-requests.js';
+import { heldTimer } from '../input-timers.js';
+import type { ReminderPolicy } from '../../domain/input-timers.js';
 
 /** The operation's change when a question was asked. */
 export interface Asked {
@@ -42,6 +47,8 @@ export interface CreativeInboxDeps {
   clock: Clock;
   log: Logger;
   policy: CreativePolicy;
+  /** People are reminded of an unanswered rejection like of any question (ADCP_ORCH_INPUT_REMINDER_MS). */
+  reminders: ReminderPolicy;
 }
 
 export class CreativeInbox {
@@ -106,7 +113,8 @@ export class CreativeInbox {
         // The same question already waits: nothing to ask again.
         if (waiting && waiting.kind === 'creative_rejected' && sameQuestion(waiting, request)) return { value: null };
         return {
-          patch: { needs_input: 1, input_request: JSON.stringify(request), input_message: request.message, answer: null },
+          // The operation has ended: the question's clock (reminders) is its only timer.
+          patch: { needs_input: 1, input_request: JSON.stringify(request), input_message: request.message, answer: null, ...heldTimer(request, this.deps.reminders) },
           events: [{ source: 'poll', kind: 'input_requested', from: current.status, to: current.status, detail: { input_request: request } }],
           value: null,
         };

@@ -1,5 +1,6 @@
 /** Where a waiting request's clock meets the row's timer (src/engine/input-timers.ts, nextCheckFor). */
 import { describe, expect, it } from 'vitest';
+import { creativeRejectedRequest } from '../../../src/domain/creative-request.js';
 import { sellerInputRequest, spendApprovalRequest } from '../../../src/domain/input-request.js';
 import { withExpiry } from '../../../src/domain/input-timers.js';
 import { heldTimer, INPUT_TIMER_CHECK, inputTimerAt } from '../../../src/engine/input-timers.js';
@@ -29,5 +30,14 @@ describe('the timer of a row that waits for a person', () => {
     expect(nextCheckFor('input-required', { ...row, answer: '{}' }, timing, t0, noJitter).next_check_at).toBe(t0 + 600_000);
     expect(nextCheckFor('submitted', { ...row, needs_input: 0 }, timing, t0, noJitter).next_check_at).toBe(t0 + 600_000);
     expect(inputTimerAt({ status: 'rejected', needs_input: 1, input_request: question }, { firstAfterMs: 60_000 })).toBeNull();
+  });
+
+  it('a rejected creative, asked on the sync that has ended: its clock runs on the ended operation until answered', () => {
+    const rejected = creativeRejectedRequest([{ creative_id: 'cr_1', name: 'Banner', rejection_reason: 'wrong domain', package_ids: ['pkg_1'] }], { id: 'buy_1', media_buy_id: 'mb_1' }, t0);
+    const row = { status: 'completed', needs_input: 1, input_request: JSON.stringify(rejected) };
+    expect(inputTimerAt(row, { firstAfterMs: 60_000 })).toBe(t0 + 60_000);
+    expect(inputTimerAt({ ...row, reminded_at: t0 + 60_000, input_reminders: 1 }, { firstAfterMs: 60_000 })).toBe(t0 + 180_000);
+    expect(inputTimerAt({ ...row, answer: '{}' }, { firstAfterMs: 60_000 })).toBeNull();
+    expect(inputTimerAt({ ...row, needs_input: 0 }, { firstAfterMs: 60_000 })).toBeNull();
   });
 });
