@@ -11,7 +11,7 @@ import { sql, type Selectable } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { buyNotificationFor } from '../domain/media-buy-status.js';
 import { mediaBuyNotificationBody, presentMediaBuy } from '../domain/media-buy-json.js';
-import { CompiledQueries, isPrimitive } from './compiled.js';
+import { CompiledQueries, isPrimitive, updateById } from './compiled.js';
 import type { Db } from './db.js';
 import type { MediaBuysTable } from './schema.js';
 import { inWriteTransaction, type Tx } from './tx.js';
@@ -307,26 +307,9 @@ export class MediaBuysRepo {
     const events = decided.events ?? [];
     if (!decided.patch && events.length === 0) return { outcome: 'unchanged', row, value: decided.value };
     const patch: MediaBuyPatch = { ...decided.patch, updated_at: now };
-    await this.update(trx, id, patch);
+    await updateById(this.compiled, trx, 'media_buys', id, patch);
     const updated = { ...row, ...patch } as MediaBuyRow;
     return { outcome: 'applied', value: decided.value, row: updated, ...(await this.writeEvents(trx, updated, events, now)) };
-  }
-
-  /** UPDATE … SET <patch> WHERE id: compiled once per set of columns. */
-  private async update(trx: Tx, id: string, patch: MediaBuyPatch): Promise<void> {
-    const entries = Object.entries(patch).filter(([, v]) => v !== undefined);
-    if (!entries.every(([, v]) => isPrimitive(v))) {
-      await trx.updateTable('media_buys').set(patch).where('id', '=', id).execute();
-      return;
-    }
-    const columns = entries.map(([k]) => k);
-    const params = [...entries.map(([, v]) => v as string | number | null), id];
-    await this.compiled.execute(trx, `update:${columns.join(',')}`, params, (p) =>
-      trx
-        .updateTable('media_buys')
-        .set(Object.fromEntries(columns.map((c, i) => [c, p[i]])))
-        .where('id', '=', p[columns.length]),
-    );
   }
 
   private async writeEvents(trx: Tx, row: MediaBuyRow, events: NewEvent[], now: number): Promise<{ events: BuyEventRow[]; notifications: NotificationRow[] }> {

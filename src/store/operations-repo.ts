@@ -15,7 +15,7 @@ import { sql, type Selectable } from 'kysely';
 import type { Db } from './db.js';
 import type { OperationsTable } from './schema.js';
 import { inWriteBatch, inWriteTransaction, type Batcher, type Tx } from './tx.js';
-import { CompiledQueries, isPrimitive } from './compiled.js';
+import { CompiledQueries, updateById } from './compiled.js';
 import { firstPerOperation, mutateMany, type BatchAlongside, type BatchMutation, type BatchWriteDeps } from './operations-batch.js';
 import type { OperationWriteHook, OperationWriteHookMany, WriteHook } from './write-hooks.js';
 import type { NotificationRow, NotificationsRepo } from './notifications-repo.js';
@@ -104,7 +104,7 @@ export class OperationsRepo {
     private readonly notifications: NotificationsRepo,
   ) {
     this.compiled = new CompiledQueries(db.direct);
-    this.batchDeps = { direct: db.direct, notifications, hooks: this.hooks, updateOne: (trx, id, patch) => this.update(trx, id, patch) };
+    this.batchDeps = { direct: db.direct, notifications, hooks: this.hooks, updateOne: (trx, id, patch) => updateById(this.compiled, trx, 'operations', id, patch) };
   }
 
   private readonly batchDeps: BatchWriteDeps;
@@ -369,28 +369,11 @@ export class OperationsRepo {
     const abandoned = alongside ? (await alongside(trx, decided.value)) === 'abandon' : false;
     if (abandoned || (!decided.patch && events.length === 0)) return { outcome: 'unchanged' as const, row, value: decided.value };
     const patch: OperationPatch = { ...decided.patch, updated_at: now };
-    await this.update(trx, id, patch);
+    await updateById(this.compiled, trx, 'operations', id, patch);
     const updated = { ...row, ...patch } as OperationRow;
     const written = await this.insertEvents(trx, updated, events, now);
     const notifications = await this.notify(trx, updated, written, now);
     return { outcome: 'applied' as const, row: updated, value: decided.value, events: written, notifications };
-  }
-
-  /** UPDATE … SET <patch> WHERE id: compiled once per set of columns. */
-  private async update(trx: Tx, id: string, patch: OperationPatch): Promise<void> {
-    const entries = Object.entries(patch).filter(([, v]) => v !== undefined);
-    if (!entries.every(([, v]) => isPrimitive(v))) {
-      await trx.updateTable('operations').set(patch).where('id', '=', id).execute();
-      return;
-    }
-    const columns = entries.map(([k]) => k);
-    const params = [...entries.map(([, v]) => v as string | number | null), id];
-    await this.compiled.execute(trx, `update:${columns.join(',')}`, params, (p) =>
-      trx
-        .updateTable('operations')
-        .set(Object.fromEntries(columns.map((c, i) => [c, p[i]])))
-        .where('id', '=', p[columns.length]),
-    );
   }
 
   private async insertEvents(trx: Tx, row: OperationRow, events: NewEvent[], now = Date.now()): Promise<EventRow[]> {
