@@ -16,6 +16,7 @@ import type { Db } from './db.js';
 import type { OperationsTable } from './schema.js';
 import { inWriteBatch, inWriteTransaction, type Batcher, type Tx } from './tx.js';
 import { CompiledQueries, updateById } from './compiled.js';
+import { claimDueRows, nextTimerAt } from './timer-claims.js';
 import { firstPerOperation, mutateMany, type BatchAlongside, type BatchMutation, type BatchWriteDeps } from './operations-batch.js';
 import type { OperationWriteHook, OperationWriteHookMany, WriteHook } from './write-hooks.js';
 import type { NotificationRow, NotificationsRepo } from './notifications-repo.js';
@@ -246,44 +247,9 @@ export class OperationsRepo {
     return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
   }
 
-  /**
-   * Claims up to `limit` due operations in one statement: sets the lease owner and
-   * expiry and counts the attempt, so two workers can never hold the same row.
-   * Expired leases are due again by the same condition, with no sweeper needed.
-   */
+  /** Claims up to `limit` due operations in one statement, leased (src/store/timer-claims.ts). */
   async claimDue(owner: string, now: number, leaseMs: number, limit: number): Promise<OperationRow[]> {
-    const leaseUntil = now + leaseMs;
-    if (this.db.dialect === 'postgres') {
-      const { rows } = await sql<OperationRow>`
-        WITH due AS (
-          SELECT id FROM operations
-          WHERE next_check_at IS NOT NULL AND next_check_at <= ${now}
-            AND (lease_until IS NULL OR lease_until <= ${now})
-          ORDER BY next_check_at
-          LIMIT ${limit}
-          FOR UPDATE SKIP LOCKED
-        )
-        UPDATE operations o
-        SET lease_owner = ${owner}, lease_until = ${leaseUntil}, attempt = o.attempt + 1, lease_epoch = o.lease_epoch + 1
-        FROM due WHERE o.id = due.id
-        RETURNING o.*`.execute(this.db.kysely);
-      return rows;
-    }
-    // A single UPDATE is atomic in SQLite; run as a write job it shares the group's commit.
-    return inWriteTransaction(this.db, async (trx) => {
-      const { rows } = await sql<OperationRow>`
-        UPDATE operations
-        SET lease_owner = ${owner}, lease_until = ${leaseUntil}, attempt = attempt + 1, lease_epoch = lease_epoch + 1
-        WHERE id IN (
-          SELECT id FROM operations
-          WHERE next_check_at IS NOT NULL AND next_check_at <= ${now}
-            AND (lease_until IS NULL OR lease_until <= ${now})
-          ORDER BY next_check_at
-          LIMIT ${limit}
-        )
-        RETURNING *`.execute(trx);
-      return rows;
-    });
+    return claimDueRows<OperationRow>(this.db, 'operations', owner, now, leaseMs, limit);
   }
 
   /** Claims one operation now, whatever its timer says, unless someone else holds a live lease. */
@@ -302,15 +268,7 @@ export class OperationsRepo {
 
   /** Earliest timer among unleased rows, so the scheduler can sleep until then (leased rows come back within a tick). */
   async nextDueAt(now: number): Promise<number | null> {
-    const row = await this.db.kysely
-      .selectFrom('operations')
-      .select('next_check_at')
-      .where('next_check_at', 'is not', null)
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
-      .orderBy('next_check_at')
-      .limit(1)
-      .executeTakeFirst();
-    return row?.next_check_at ?? null;
+    return nextTimerAt(this.db, 'operations', now);
   }
 
   /**
