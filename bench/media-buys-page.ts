@@ -13,6 +13,7 @@
  */
 import { parseArgs } from 'node:util';
 import { fmt, log, machineLine, percentile, printResults, type ResultRow } from './lib/common.js';
+import { serverTimeRows, signIn, timedPage } from './lib/dashboard-pages.js';
 import { addAgent, startBenchApp } from './lib/orchestrator.js';
 import { seedMediaBuys } from './lib/seed-media-buys.js';
 import { encodeCursor } from '../src/engine/page-cursor.js';
@@ -45,16 +46,7 @@ const deepRow = await bench.app.store.db.kysely
   .executeTakeFirstOrThrow();
 const deepCursor = encodeCursor({ createdAt: deepRow.created_at, id: deepRow.id });
 
-const login = await fetch(`${bench.url}/login`);
-const loginCookie = login.headers.getSetCookie()[0]!.split(';')[0]!;
-const csrf = /name="_csrf" value="([^"]+)"/.exec(await login.text())![1]!;
-const signIn = await fetch(`${bench.url}/login`, {
-  method: 'POST',
-  redirect: 'manual',
-  headers: { cookie: loginCookie, 'content-type': 'application/x-www-form-urlencoded' },
-  body: new URLSearchParams({ _csrf: csrf, api_key: bench.apiKey }),
-});
-const session = signIn.headers.getSetCookie().find((c) => c.startsWith('adcp_session='))!.split(';')[0]!;
+const session = await signIn(bench.url, bench.apiKey);
 
 interface Page {
   name: string;
@@ -83,15 +75,11 @@ const pages: Page[] = [
 ];
 
 async function hit(p: Page, keep: boolean): Promise<void> {
-  const started = performance.now();
-  const res = await fetch(`${bench.url}${p.path}`, { headers: { cookie: session, ...p.headers } });
-  const body = await res.text();
-  const wall = performance.now() - started;
-  if (res.status !== 200 || !p.check(body)) throw new Error(`${p.path}: ${res.status}, the page is not what it should be: ${body.slice(0, 300)}`);
+  const t = await timedPage(bench.url, session, p.path, p.headers, p.check);
   if (!keep) return;
-  p.server.push(Number(/dur=([\d.]+)/.exec(res.headers.get('server-timing') ?? '')![1]));
-  p.wall.push(wall);
-  p.bytes = body.length;
+  p.server.push(t.server);
+  p.wall.push(t.wall);
+  p.bytes = t.body.length;
 }
 
 for (const p of pages) for (let i = 0; i < 5; i++) await hit(p, false); // warm-up
@@ -104,14 +92,7 @@ log(`load: ${((performance.now() - startedLoad) / 1000).toFixed(1)} s, ${ROUNDS}
 const baseline = pages[0]!;
 const baseP50 = percentile(baseline.server, 50);
 const rows: ResultRow[] = [];
-for (const p of pages) {
-  const p50 = percentile(p.server, 50);
-  const p95 = percentile(p.server, 95);
-  const vs = p === baseline ? '' : ` (${(p50 / baseP50).toFixed(1)}× baseline)`;
-  log(`${p.name}: ${fmt(p.bytes / 1024, 1)} KiB; server p50 ${p50.toFixed(1)} ms${vs} p95 ${p95.toFixed(1)} ms; round trip p50 ${percentile(p.wall, 50).toFixed(1)} ms`);
-  rows.push({ figure: `${p.name}: server p50`, value: `${p50.toFixed(1)} ms${vs}` });
-  rows.push({ figure: `${p.name}: server p95`, value: `${p95.toFixed(1)} ms`, ...(p.target ? { target: `< ${TARGET_MS} ms`, pass: p95 < TARGET_MS } : {}) });
-}
+for (const p of pages) rows.push(...serverTimeRows(p.name, p, p.target ? TARGET_MS : undefined, p === baseline ? '' : ` (${(percentile(p.server, 50) / baseP50).toFixed(1)}× baseline)`));
 await bench.close();
 
 printResults(`Media buys pages, ${fmt(N)} buys in SQLite, ${ROUNDS * perRound} sequential requests each`, rows);

@@ -33,15 +33,16 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
-import { fmt, log, machineLine, median, nextMessage, printResults, REPO_ROOT, send, spawnTs, tempDir, waitForCount, type ResultRow } from './lib/common.js';
+import { fmt, log, machineLine, median, nextMessage, printResults, REPO_ROOT, spawnTs, tempDir, waitForCount, type ResultRow } from './lib/common.js';
 import { Profiler, topSelf, topSelfTable } from './lib/cpu-profile.js';
 import { perSecond } from './lib/floor-report.js';
 import { operationWebhookCeiling, reportingFireCeiling, settle, type Ceiling } from './lib/ingest-ceiling.js';
 import { seedHmacRequests } from './lib/ingest-rate.js';
-import type { LoadJob, LoadResult } from './lib/loadgen.js';
+import type { LoadResult } from './lib/loadgen.js';
+import { appliedDeliveries, INGEST_LOAD, logApplyWait, startLoadRunner, webhookDeliveryChecks, type RoundJob } from './lib/load-runner.js';
 import { addAgent, startBenchApp } from './lib/orchestrator.js';
 import { checkFires, fireRequests, FIRES_PER_BUY, seedBuys } from './lib/reporting-fires.js';
-import { enableSqlTiming, resetSqlTiming, sqlTimingReport } from './lib/sql-timing.js';
+import { enableSqlTiming } from './lib/sql-timing.js';
 
 const { values } = parseArgs({
   options: {
@@ -57,7 +58,7 @@ const N_ROUNDS = Number(values.rounds);
 const OPS = Number(values.ops); // per round: 5 deliveries each
 const BUYS = Number(values.buys); // per round: FIRES_PER_BUY fires each
 const PROFILE_DIR = values.profile;
-const LOAD = { connections: 32, pipelining: 2, inFlight: 64 };
+const LOAD = INGEST_LOAD;
 const TARGET = 0.8;
 const SQL_TIMING = process.env.BENCH_SQL_TIMING === '1';
 if (SQL_TIMING) enableSqlTiming();
@@ -98,26 +99,13 @@ for (let k = 0; k < CEILING_ROUNDS; k++) {
   ceilingFiles.reporting.push(writeFires(`ceiling-fires-${k}`, `buy_rc-${k}-`, BUYS));
 }
 
-const loadgen = spawnTs('bench/lib/loadgen.ts');
-async function load(job: Omit<LoadJob, 'cmd' | 'connections' | 'pipelining' | 'inFlight'>): Promise<LoadResult> {
-  if (SQL_TIMING) resetSqlTiming();
-  const reply = nextMessage(loadgen, (m) => 'result' in m || 'error' in m, job.durationMs + 120_000);
-  send(loadgen, { cmd: 'run', ...LOAD, ...job });
-  const m = await reply;
-  if (m.error) throw new Error(m.error);
-  const r = m.result as LoadResult;
-  if (SQL_TIMING) log(`${r.label}, ${r.ok} deliveries:\n${sqlTimingReport(24)}`);
-  log(`${r.label}: ${fmt(r.perSecond)}/s ok, sent ${r.sent}, statuses ${JSON.stringify(r.statuses)}, errors ${r.errors}, p50 ${r.p50ms.toFixed(1)} ms, p99 ${r.p99ms.toFixed(1)} ms${r.firstErrorBody ? `, first non-2xx: ${r.firstErrorBody}` : ''}`);
-  return r;
-}
+const loadRunner = startLoadRunner({ sqlTop: SQL_TIMING ? 24 : undefined });
+const load = (job: RoundJob) => loadRunner.run(job);
 
 /** Acknowledged deliveries of a round that are applied. */
 async function applied(side: Side, prefix: string): Promise<number> {
-  const q =
-    side === 'webhook'
-      ? sql<{ n: number }>`SELECT count(*) AS n FROM webhook_deliveries WHERE state = 'applied' AND operation_id LIKE ${`${prefix}%`}`
-      : sql<{ n: number }>`SELECT count(*) AS n FROM reporting_fires WHERE state = 'applied' AND buy_id LIKE ${`${prefix}%`}`;
-  const { rows } = await q.execute(bench.app.store.db.kysely);
+  if (side === 'webhook') return appliedDeliveries(bench.app.store, prefix);
+  const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM reporting_fires WHERE state = 'applied' AND buy_id LIKE ${`${prefix}%`}`.execute(bench.app.store.db.kysely);
   return Number(rows[0]!.n);
 }
 
@@ -143,7 +131,7 @@ for (let k = 0; k < N_ROUNDS; k++) {
     if (profiling) await profiler.start();
     const r = await load({ origin, file: files[side][k]!, durationMs: SECONDS * 1000, label: `round ${k + 1} ${side}${profiling ? ' (profiled)' : ''}` });
     const done = await waitForCount(() => applied(side, prefix), r.ok, 60_000);
-    if (done.seconds > 0) log(`round ${k + 1} ${side}: last acknowledged delivery applied ${(done.seconds * 1000).toFixed(0)} ms after the load ended`);
+    logApplyWait(`round ${k + 1} ${side}`, done.seconds);
     if (profiling) {
       const out = join(PROFILE_DIR!, 'reporting-ingest.cpuprofile');
       profileTable = topSelfTable(topSelf(await profiler.stop(out), 20, REPO_ROOT));
@@ -154,7 +142,7 @@ for (let k = 0; k < N_ROUNDS; k++) {
     await settle(bench.app);
   }
 }
-loadgen.stdin!.end();
+loadRunner.close();
 
 const ceilings: Record<Side, Ceiling[]> = { webhook: [], reporting: [] };
 for (let k = 0; k < CEILING_ROUNDS; k++) {
@@ -182,16 +170,9 @@ const measured = {
   keys: fires.keys - warm.keys,
   reports: fires.reports - warm.reports,
 };
-const { rows: opRows } = await sql<{ applied: number; received: number; rows: number; keys: number; twice: number }>`
-  SELECT
-    (SELECT count(*) FROM webhook_deliveries WHERE state = 'applied' AND operation_id LIKE 'rw-op-%' AND operation_id NOT LIKE 'rw-op-warm-%') AS applied,
-    (SELECT count(*) FROM webhook_deliveries WHERE state = 'received' AND operation_id LIKE 'rw-op-%') AS received,
-    (SELECT count(*) FROM webhook_deliveries WHERE operation_id LIKE 'rw-op-%') AS rows,
-    (SELECT count(DISTINCT sender || ' ' || idempotency_key) FROM webhook_deliveries WHERE operation_id LIKE 'rw-op-%') AS keys,
-    (SELECT count(*) FROM (SELECT operation_id FROM operation_events
-       WHERE operation_id LIKE 'rw-op-%' AND kind = 'transition' AND to_status = 'completed'
-       GROUP BY operation_id HAVING count(*) > 1)) AS twice`.execute(bench.app.store.db.kysely);
-const op = opRows[0]!;
+// As for the fires: the measured rounds' deliveries applied, without the warm-up's.
+const opAll = await webhookDeliveryChecks(bench.app.store, 'rw-op-');
+const op = { ...opAll, applied: Number(opAll.applied) - Number((await webhookDeliveryChecks(bench.app.store, opPrefix('warm'))).applied) };
 const ceilingFires = checkFires(bench.dbPath, 'buy_rc-');
 await bench.close();
 

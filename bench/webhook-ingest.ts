@@ -41,14 +41,14 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { sql } from 'kysely';
 import { keySourceFromConfig, type WebhookSigningConfig } from '../src/adcp/webhook-signature.js';
 import { parseDelivery } from '../src/webhooks/parse-delivery.js';
-import { fmt, log, machineLine, nextMessage, printResults, REPO_ROOT, send, spawnTs, tempDir, waitForCount, type ResultRow } from './lib/common.js';
+import { fmt, log, machineLine, printResults, REPO_ROOT, tempDir, waitForCount, type ResultRow } from './lib/common.js';
 import { Profiler, topSelf, topSelfTable } from './lib/cpu-profile.js';
 import { floorRows, perSecond, roundRatios } from './lib/floor-report.js';
 import { startIngestEndpoints, type IngestMode } from './lib/ingest-endpoints.js';
-import type { LoadJob, LoadResult } from './lib/loadgen.js';
+import type { LoadResult } from './lib/loadgen.js';
+import { appliedDeliveries, INGEST_LOAD, logApplyWait, startLoadRunner, webhookDeliveryChecks, type RoundJob } from './lib/load-runner.js';
 import { addAgent, opId, seedOperations, startBenchApp } from './lib/orchestrator.js';
 import { enableSqlTiming, resetSqlTiming, sqlTimingReport } from './lib/sql-timing.js';
 import { envelope, hmacHeaders, mintRfc9421Identity, plan, rfc9421Headers, ROUNDS, type SeededOp } from './lib/webhooks.js';
@@ -67,7 +67,7 @@ const N_ROUNDS = Number(values.rounds);
 const HMAC_OPS = Number(values['hmac-ops']); // per round: 5 deliveries each
 const RFC_OPS = Number(values['rfc-ops']);
 const PROFILE_DIR = values.profile;
-const LOAD = { connections: 32, pipelining: 2, inFlight: 64 };
+const LOAD = INGEST_LOAD;
 /** Longest wait, after a round of ours, for its acknowledged deliveries to be applied. */
 const APPLY_TIMEOUT_MS = 60_000;
 
@@ -119,18 +119,8 @@ function writeRequests(name: string, ops: SeededOp[], mode: IngestMode): string 
   return file;
 }
 
-const loadgen = spawnTs('bench/lib/loadgen.ts');
-async function load(job: Omit<LoadJob, 'cmd' | 'connections' | 'pipelining' | 'inFlight'>): Promise<LoadResult> {
-  if (SQL_TIMING) resetSqlTiming();
-  const reply = nextMessage(loadgen, (m) => 'result' in m || 'error' in m, job.durationMs + 120_000);
-  send(loadgen, { cmd: 'run', ...LOAD, ...job });
-  const m = await reply;
-  if (m.error) throw new Error(m.error);
-  const r = m.result as LoadResult;
-  if (SQL_TIMING) log(`${r.label}, ${r.ok} deliveries:\n${sqlTimingReport(8)}`);
-  log(`${r.label}: ${fmt(r.perSecond)}/s ok, sent ${r.sent}, statuses ${JSON.stringify(r.statuses)}, errors ${r.errors}, p50 ${r.p50ms.toFixed(1)} ms, p99 ${r.p99ms.toFixed(1)} ms${r.firstErrorBody ? `, first non-2xx: ${r.firstErrorBody}` : ''}`);
-  return r;
-}
+const loadRunner = startLoadRunner({ sqlTop: SQL_TIMING ? 8 : undefined });
+const load = (job: RoundJob) => loadRunner.run(job);
 
 const secretByToken = new Map<string, string>();
 const endpoints = await startIngestEndpoints({
@@ -160,12 +150,6 @@ await load({ origin: endpoints.floor.hmac, file: warmFile, durationMs: 2_000, la
 await load({ origin: endpoints.bare.hmac, file: warmFile, durationMs: 2_000, label: 'warm-up (bare)' });
 for (const [side, o] of [['orchestrator', origin], ['floor', endpoints.floor.rfc9421], ['bare', endpoints.bare.rfc9421]] as const) {
   await load({ origin: o, file: warmRfcFile, durationMs: 1_000, label: `warm-up RFC 9421 (${side})` });
-}
-
-/** Applied deliveries of one chunk (round) of ours. */
-async function appliedIn(prefix: string): Promise<number> {
-  const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM webhook_deliveries WHERE state = 'applied' AND operation_id LIKE ${`${prefix}%`}`.execute(bench.app.store.db.kysely);
-  return Number(rows[0]!.n);
 }
 
 interface Round {
@@ -200,9 +184,9 @@ for (let k = 0; k < N_ROUNDS; k++) {
         const profiling = PROFILE_DIR !== undefined && k === 0;
         if (profiling) await profiler.start();
         r.ours = await load({ origin, file, durationMs, label: `round ${k + 1} orchestrator ${mode}${profiling ? ' (profiled)' : ''}` });
-        const applied = await waitForCount(() => appliedIn(prefixOf(mode, k)), r.ours.ok, APPLY_TIMEOUT_MS);
+        const applied = await waitForCount(() => appliedDeliveries(bench.app.store, prefixOf(mode, k)), r.ours.ok, APPLY_TIMEOUT_MS);
         r.oursApplyWait = applied.seconds;
-        if (applied.seconds > 0) log(`round ${k + 1} orchestrator ${mode}: last acknowledged delivery applied ${(applied.seconds * 1000).toFixed(0)} ms after the load ended`);
+        logApplyWait(`round ${k + 1} orchestrator ${mode}`, applied.seconds);
         if (profiling) {
           const out = join(PROFILE_DIR!, `webhook-ingest-${mode}.cpuprofile`);
           const p = await profiler.stop(out);
@@ -215,7 +199,7 @@ for (let k = 0; k < N_ROUNDS; k++) {
   }
 }
 await endpoints.close();
-loadgen.stdin!.end();
+loadRunner.close();
 
 /**
  * The ceiling of our durable path on this machine: the engine + store alone, in this
@@ -254,21 +238,7 @@ const ceiling = await ceilingRound(writeRequests('ceiling', ceilingOps, 'hmac'),
 if (SQL_TIMING) log(`ceiling, ${ceiling.applied} deliveries:\n${sqlTimingReport(8)}`);
 log(`ceiling (engine + store alone, HMAC mix): ${fmt(ceiling.applied / ceiling.seconds)}/s applied, ${ceiling.other} other outcomes`);
 
-/** What the database says about one mode's deliveries. */
-async function checks(prefix: string) {
-  const db = bench.app.store.db.kysely;
-  const like = `${prefix}%`;
-  const { rows } = await sql<{ applied: number; received: number; rows: number; keys: number; twice: number }>`
-    SELECT
-      (SELECT count(*) FROM webhook_deliveries WHERE state = 'applied' AND operation_id LIKE ${like}) AS applied,
-      (SELECT count(*) FROM webhook_deliveries WHERE state = 'received' AND operation_id LIKE ${like}) AS received,
-      (SELECT count(*) FROM webhook_deliveries WHERE operation_id LIKE ${like}) AS rows,
-      (SELECT count(DISTINCT sender || ' ' || idempotency_key) FROM webhook_deliveries WHERE operation_id LIKE ${like}) AS keys,
-      (SELECT count(*) FROM (SELECT operation_id FROM operation_events
-         WHERE operation_id LIKE ${like} AND kind = 'transition' AND to_status = 'completed'
-         GROUP BY operation_id HAVING count(*) > 1)) AS twice`.execute(db);
-  return rows[0]!;
-}
+const checks = (prefix: string) => webhookDeliveryChecks(bench.app.store, prefix);
 const sum = (rs: Round[], f: (r: Round) => number) => rs.reduce((a, r) => a + f(r), 0);
 const rate = (ok: number, seconds: number) => ok / seconds;
 const resultRows: ResultRow[] = [];

@@ -53,19 +53,12 @@ import { OperationStarter } from './engine/operation-starter.js';
 import { createMcp, type McpLayer } from './mcp/index.js';
 import { DatabaseOutage } from './engine/database-outage.js';
 import { StrandedLeases } from './engine/stranded-leases.js';
-import { BuyRecorder } from './engine/media-buys/buy-recorder.js';
-import { ReportIngest } from './engine/media-buys/report-ingest.js';
-import { OperationUrlReports } from './engine/media-buys/operation-url-reports.js';
-import { BuyTracker } from './engine/media-buys/buy-tracker.js';
-import { DeliveryOutcomes } from './engine/media-buys/delivery-outcomes.js';
-import { BuyWorker } from './engine/media-buys/buy-worker.js';
-import { MediaBuyService } from './engine/media-buys/buy-service.js';
+import type { BuyWorker } from './engine/media-buys/buy-worker.js';
+import type { MediaBuyService } from './engine/media-buys/buy-service.js';
 import { CreativeAnswers } from './engine/media-buys/creative-answers.js';
-import { CreativeInbox } from './engine/media-buys/creative-inbox.js';
-import { CreativeRecorder } from './engine/media-buys/creative-recorder.js';
-import { CreativeService } from './engine/media-buys/creative-service.js';
-import { CreativeTracker } from './engine/media-buys/creative-tracker.js';
 import { ReportingReceiver } from './webhooks/reporting-receiver.js';
+import type { ReportIngest } from './engine/media-buys/report-ingest.js';
+import { createLiveBuys, recordLiveBuys } from './engine/media-buys/wiring.js';
 import { applyPendingFires } from './webhooks/recovery.js';
 
 export interface AppOptions {
@@ -136,15 +129,8 @@ export async function createApp(opts: AppOptions): Promise<App> {
   outage = new DatabaseOutage(logger, metrics, clock);
   const stranded = new StrandedLeases(store, instanceId, outage, clock, logger);
   const bus = new ChangeBus();
-  // Live buys: made in the commit that completes their create, whichever path completes it (buy-recorder.ts).
-  // Creatives sent to them: recorded in the commit that stores their sync_creatives, their reviews followed as the buy's timer.
-  const creativePolicy = { pollIntervalMs: config.ADCP_ORCH_CREATIVE_POLL_INTERVAL_MS, approvalTimeoutMs: config.ADCP_ORCH_CREATIVE_APPROVAL_TIMEOUT_MS };
-  const tracking = { graceMs: config.ADCP_ORCH_REPORT_GRACE_MS, statusIntervalMs: config.ADCP_ORCH_MEDIA_BUY_POLL_INTERVAL_MS, creatives: creativePolicy };
-  const clockSkewMs = config.ADCP_ORCH_REPORT_CLOCK_SKEW_MS;
-  const buyRecorder = new BuyRecorder({ store, tracking, random: () => clock.random(), log: logger, clockSkewMs });
-  store.operations.addWriteHook(buyRecorder.onOperationWrite, buyRecorder.onOperationWrites);
-  const creativeInbox = new CreativeInbox({ store, bus, clock, log: logger, policy: creativePolicy, reminders: { firstAfterMs: config.ADCP_ORCH_INPUT_REMINDER_MS } });
-  store.operations.addWriteHook(new CreativeRecorder({ store, inbox: creativeInbox, policy: creativePolicy, random: () => clock.random(), log: logger }).onOperationWrite);
+  // Live buys and their creatives: the write hooks first, before anything writes an operation (src/engine/media-buys/wiring.ts).
+  const buyRecording = recordLiveBuys({ store, bus, clock, logger, config });
   const adcp = opts.adcp ?? createAdcpClient({ maxReplyBytes: config.ADCP_ORCH_MAX_REPLY_BYTES });
   const bulkheads = new AgentBulkheads({
     maxConcurrent: config.ADCP_ORCH_AGENT_MAX_CONCURRENT_CALLS,
@@ -212,55 +198,12 @@ export async function createApp(opts: AppOptions): Promise<App> {
   wakeScheduler = () => scheduler.wake();
   const instances = new InstancePresence(store, clock, logger, { instanceId, deadAfterMs: config.ADCP_ORCH_INSTANCE_DEAD_AFTER_MS, databaseUrl: config.ADCP_ORCH_DATABASE_URL, outage }, () => scheduler.wake());
   const reconciliation = createReconciliation({ store, adcp, secrets, bus, metrics, clock, logger, config, instanceId, timing: operations.options, wake: () => scheduler.wake(), outage });
-  const reportIngest = new ReportIngest({
-    store,
-    bus,
-    metrics,
-    log: logger,
-    tracking,
-    now: () => clock.now(),
-    random: () => clock.random(),
-    clockSkewMs,
-  });
-  const reports = new OperationUrlReports({ store, ingest: reportIngest });
-  const webhookIngest = new WebhookIngest({ store, operations, metrics, log: logger, now: () => clock.now(), reports });
+  const liveBuys = createLiveBuys({ store, adcp, secrets, bus, breakers, metrics, clock, logger, config, operations, instanceId, outage, recording: buyRecording });
+  const { reportIngest, buyWorker, mediaBuys, creatives } = liveBuys;
+  const webhookIngest = new WebhookIngest({ store, operations, metrics, log: logger, now: () => clock.now(), reports: liveBuys.operationUrlReports });
   const keySources = new AgentKeySources(config.ADCP_ORCH_ALLOW_PRIVATE_NETWORK);
   const receiver = new WebhookReceiver({ ingest: webhookIngest, nonces: store.nonces, secrets, keySources, metrics, log: logger, now: () => clock.now() });
-  const reportingReceiver = new ReportingReceiver({
-    ingest: reportIngest,
-    agent: (id) => store.agents.get(id),
-    nonces: store.nonces,
-    secrets,
-    keySources,
-    metrics,
-    log: logger,
-    now: () => clock.now(),
-  });
-  const buyCalls = { store, adcp, secrets, bus, breakers, metrics, clock, log: logger, callTimeoutMs: config.ADCP_ORCH_CALL_TIMEOUT_MS };
-  const creativeTracker = new CreativeTracker({ ...buyCalls, policy: creativePolicy });
-  const tracker = new BuyTracker({ ...buyCalls, tracking, clockSkewMs, creatives: creativeTracker, inbox: creativeInbox });
-  const deliveryOutcomes = new DeliveryOutcomes(buyCalls);
-  const buyWorker = new BuyWorker(store, (b) => tracker.run(b), (o) => deliveryOutcomes.run(o), clock, logger, {
-    instanceId,
-    leaseMs: operations.leaseMs,
-    concurrency: 16,
-    tickMs: config.ADCP_ORCH_SCHEDULER_TICK_MS,
-    outage,
-  });
-  const mediaBuys = new MediaBuyService({ store, operations, bus, clock });
-  const creatives = new CreativeService({ store, operations, mediaBuys });
-  // A buy's change may make its timers or an outcome due now; its notifications are counted here (this process's).
-  const unsubscribeBuys = [
-    bus.subscribeBuys((change) => {
-      metrics.mediaBuyNotified(change.notifications);
-      buyWorker.wake();
-    }),
-    bus.subscribe((change) => {
-      if (!change.notifications.some((n) => n.type.startsWith('media_buy.') || n.type.startsWith('creative.'))) return;
-      metrics.mediaBuyNotified(change.notifications);
-      buyWorker.wake();
-    }),
-  ];
+  const reportingReceiver = new ReportingReceiver({ ingest: reportIngest, agent: (id) => store.agents.get(id), nonces: store.nonces, secrets, keySources, metrics, log: logger, now: () => clock.now() });
   const subscriptions = new SubscriptionDispatcher(store, secrets, eventHorizonFor(store.db, logger), clock, logger, {
     instanceId,
     concurrency: 16,
@@ -436,7 +379,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
       await scheduler.stop();
       unsubscribeDispatcher();
       unsubscribeBuyDispatch();
-      for (const u of unsubscribeBuys) u();
+      liveBuys.unsubscribe();
       governance.close();
       await subscriptions.stop();
       await instances.stop();

@@ -7,6 +7,7 @@
  */
 import type { Store } from '../../src/store/index.js';
 import type { MediaBuyRow } from '../../src/store/index.js';
+import { newMediaBuyRow } from '../../src/store/media-buy-row.js';
 import { inWriteTransaction } from '../../src/store/tx.js';
 
 const HOUR = 3_600_000;
@@ -50,56 +51,32 @@ export async function seedMediaBuys(store: Store, opts: { tenantId: string; agen
     const spend = Math.round(budget * ((i % 97) / 100) * 100) / 100;
     // The newest 4 × campaigns buys belong to the campaigns, four each.
     const inCampaign = i >= opts.n - opts.campaigns * 4 ? campaignIds[Math.floor((opts.n - 1 - i) / 4)]! : null;
-    return {
-      id: id(i),
-      tenant_id: opts.tenantId,
-      agent_id: opts.agentIds[i % opts.agentIds.length]!,
-      operation_id: `op_bench_buy_${i}`,
-      media_buy_id: `mb_bench_${i}`,
-      campaign_id: inCampaign,
-      account: null,
-      governance: null,
-      governance_context_enc: null,
-      status: status(bucket),
-      revision: 3,
-      valid_actions: null,
-      flight_start: created,
-      flight_end: created + 30 * DAY,
-      budget_amount: budget,
-      currency: 'USD',
-      packages: JSON.stringify([{ package_id: `pkg_${i}_1`, product_id: 'display_premium', budget, pacing_index: p.ratio ?? undefined, delivery_status: 'delivering', delivered: { impressions: spend * 100, spend } }]),
-      impressions: spend * 100,
-      spend,
-      clicks: null,
-      delivered_through: created + 10 * DAY,
-      delivery_source: 'webhook',
-      delivery_updated_at: created + 10 * DAY,
-      pacing_state: p.state,
-      pacing_ratio: p.ratio,
-      pacing_expected: budget / 3,
-      report_frequency: 'daily',
-      reports_received: 10,
-      last_sequence: 10,
-      next_expected_at: null,
-      reports_missing: 0,
-      gap_open: 0,
-      final_received: 0,
-      reporting_token: null,
-      reporting_secret_enc: null,
-      reporting_auth: 'hmac',
-      next_check_at: null,
-      status_check_at: null,
-      report_due_at: null,
-      delivery_poll_at: null,
-      creative_check_at: null,
-      lease_owner: null,
-      lease_until: null,
-      lease_epoch: 0,
-      attempt: 0,
-      created_at: created,
-      updated_at: created + 10 * DAY,
-      ended_at: null,
-    };
+    return newMediaBuyRow(
+      { id: id(i), tenant_id: opts.tenantId, agent_id: opts.agentIds[i % opts.agentIds.length]!, operation_id: `op_bench_buy_${i}`, media_buy_id: `mb_bench_${i}`, created_at: created },
+      {
+        campaign_id: inCampaign,
+        status: status(bucket),
+        revision: 3,
+        flight_start: created,
+        flight_end: created + 30 * DAY,
+        budget_amount: budget,
+        currency: 'USD',
+        packages: JSON.stringify([{ package_id: `pkg_${i}_1`, product_id: 'display_premium', budget, pacing_index: p.ratio ?? undefined, delivery_status: 'delivering', delivered: { impressions: spend * 100, spend } }]),
+        impressions: spend * 100,
+        spend,
+        delivered_through: created + 10 * DAY,
+        delivery_source: 'webhook',
+        delivery_updated_at: created + 10 * DAY,
+        pacing_state: p.state,
+        pacing_ratio: p.ratio,
+        pacing_expected: budget / 3,
+        report_frequency: 'daily',
+        reports_received: 10,
+        last_sequence: 10,
+        reporting_auth: 'hmac',
+        updated_at: created + 10 * DAY,
+      },
+    );
   };
   const deepIndex = opts.n - 1;
   const deep = row(deepIndex);

@@ -36,13 +36,12 @@ import type { Clock } from './clock.js';
 import { EngineError, notFound } from './errors.js';
 import { ANSWER_CHECK, parseAnswer, parseContinuation, parseInputRequest, type StoredAnswer } from './input-requests.js';
 import type { Metrics } from './metrics.js';
-import { buildOperation, requestWithoutOurParts, type WebhookMode } from './operation-builder.js';
-import { reportingPlanOf } from './media-buys/reporting-choice.js';
+import { correctedOperation } from './corrected-operation.js';
 import type { OperationService } from './operation-service.js';
 import type { SpendApproval } from './spend-approval.js';
 import { ended, rejectionPlan, SELLER_NOT_TOLD } from './rejection.js';
 import { expiredForRejection } from '../domain/input-timers.js';
-import { CHECK_STEP, freshState, parseGovernance } from '../domain/governed-flow.js';
+import { CHECK_STEP } from '../domain/governed-flow.js';
 import { questionIdOf } from '../domain/input-question.js';
 import { QUESTION_RETRIES, QuestionChanged, questionSuperseded, waitingQuestionId } from './question-match.js';
 import type { GovernanceFlow } from './governance/flow.js';
@@ -286,39 +285,8 @@ export class AnswerService {
    * superseded. Both in one commit, so the answer is never half taken.
    */
   private async supersede(row: OperationRow, recorded: RecordedAnswer, wait = true): Promise<OperationRow> {
-    const { store, secrets, operations, spendApproval, clock, metrics } = this.deps;
-    const agent = await store.agents.get(row.agent_id);
-    if (!agent) throw new EngineError('agent_not_found', `agent ${row.agent_id} not found`, 404);
-    const original = operations.requests.open(row.request_body);
-    const ourReporting = row.reporting_token != null;
-    const params = mergeParams(requestWithoutOurParts(original, ourReporting), operations.requests.openedIn(recorded.params) ?? {});
-    // A corrected buy gets a reporting webhook of its own, asked for as the original's was.
-    const reporting = row.type === 'create_media_buy' && params.reporting_webhook === undefined ? reportingPlanOf(original, ourReporting) : undefined;
-    // The corrected buy is a new spend: the tenant's own rule applies to it too.
-    const hold = await spendApproval.holdFor(row.tenant_id, row.type, params);
-    const now = clock.now();
-    // A governed buy's correction is a new spend: it is checked afresh before it is sent.
-    const parentGovernance = parseGovernance(row.governance);
-    const governance = parentGovernance ? freshState(parentGovernance, now) : undefined;
-    const child = buildOperation(
-      {
-        tenantId: row.tenant_id,
-        agentId: row.agent_id,
-        task: row.type,
-        params,
-        webhook: row.webhook_mode as WebhookMode,
-        parentId: row.id,
-        actor: recorded.actor,
-        ...(hold ? { hold } : {}),
-        ...(governance ? { governance } : {}),
-        ...(reporting !== undefined ? { reporting } : {}),
-      },
-      agent,
-      secrets,
-      { ...operations.options, leaseMs: operations.leaseMs },
-      now,
-      true,
-    );
+    const { store, operations, metrics } = this.deps;
+    const { child, hold, now } = await correctedOperation(this.deps, row, recorded);
     let childWritten: Written = { events: [], notifications: [] };
     const { taken, row: result } = await this.take(
       row,

@@ -19,8 +19,8 @@ import type { Store, OperationRow, Lease } from '../store/index.js';
 import type { BuildOptions, CreateOperationInput } from './operation-builder.js';
 import { insertOperation, type CreationDeps } from './operation-creation.js';
 import { describeError, errorKind, isRetryableSendFailure, leaseOf, releasedLease, replyToObservation } from './call-outcomes.js';
-import { recordObservationMetrics } from './observation-metrics.js';
-import type { Alongside, MutateResult, MutationPlan } from '../store/operations-repo.js';
+import { ObservationWriter } from './observation-writer.js';
+import type { MutateResult, MutationPlan } from '../store/operations-repo.js';
 import type { SecretBox } from '../store/secret-box.js';
 import { RequestSealer } from './sealed-request.js';
 import { endpointFor } from './agent-endpoints.js';
@@ -30,11 +30,11 @@ import type { Clock } from './clock.js';
 import { notFound } from './errors.js';
 import type { Metrics } from './metrics.js';
 import { BrokenCircuitError, type AgentBreakers } from './breakers.js';
-import { planObservation, type ObservationOutcome, type TaskObservation, type TimingPolicy } from './observation-plan.js';
+import type { ObservationOutcome, TimingPolicy } from './observation-plan.js';
 import type { Tx } from '../store/tx.js';
 import type { WriteSlot } from '../store/write-batch.js';
 import { callingMarkPlan, giveUpPlan, nothingToPollPlan, replyTooLargePlan, retryLaterPlan } from './work-plans.js';
-import { INPUT_TIMER_CHECK, withInputExpiry, type InputTimers } from './input-timers.js';
+import { INPUT_TIMER_CHECK, type InputTimers } from './input-timers.js';
 import type { GovernanceHooks } from './governance/hooks.js';
 import type { StrandedLeases } from './stranded-leases.js';
 
@@ -76,9 +76,12 @@ export class OperationService {
   ) {
     this.requests = new RequestSealer(secrets);
     this.creation = { store, secrets, bus, metrics, clock, requests: this.requests };
+    this.observations = new ObservationWriter({ store, bus, metrics, clock, log, timing: options, governance: () => this.governance });
   }
 
   private readonly creation: CreationDeps;
+  /** Where observations are folded into the stored operation (src/engine/observation-writer.ts). */
+  private readonly observations: ObservationWriter;
 
   /**
    * Lease long enough to cover one call plus writing its outcome, and the wait for a slot
@@ -269,82 +272,24 @@ export class OperationService {
     await this.observe(row.id, lease, { ...replyToObservation(reply), source: 'poll' }, undefined, writes);
   }
 
-  /**
-   * Applies an observation (from a call, poll, webhook or reconcile). With a lease the
-   * write happens only if the lease still holds, and the lease is released with it.
-   */
-  async observe(
-    operationId: string,
-    lease: Lease | null,
-    obs: TaskObservation,
-    alongside?: Alongside<ObservationOutcome>,
-    /** Write through this slot of a claimed page (src/store/write-batch.ts) instead of on its own. */
-    writes?: WriteSlot,
-  ): Promise<MutateResult<ObservationOutcome>> {
-    obs = await withInputExpiry(this.store, operationId, obs);
-    const now = this.clock.now();
-    const plan = this.observationPlan(lease, obs, now);
-    const result = writes
-      ? await writes.hold(() => this.store.operations.mutate(operationId, lease, plan, now, alongside))
-      : await this.store.operations.mutate(operationId, lease, plan, now, alongside);
-    await this.observed(operationId, result);
-    return result;
+  /** Applies an observation (from a call, poll, webhook or reconcile): ObservationWriter.observe. */
+  observe(...args: Parameters<ObservationWriter['observe']>): Promise<MutateResult<ObservationOutcome>> {
+    return this.observations.observe(...args);
   }
 
-  /**
-   * The write of `observe` inside a write transaction the caller holds (e.g. a webhook's
-   * dedupe insert and its apply in one commit). Only database calls on `trx` are awaited.
-   * Call `observed` with the result once that transaction has committed.
-   */
-  async observeIn(
-    trx: Tx,
-    operationId: string,
-    lease: Lease | null,
-    obs: TaskObservation,
-    alongside?: Alongside<ObservationOutcome>,
-  ): Promise<MutateResult<ObservationOutcome>> {
-    obs = await withInputExpiry(this.store, operationId, obs, trx);
-    const now = this.clock.now();
-    return this.store.operations.mutateIn(trx, operationId, lease, this.observationPlan(lease, obs, now), now, alongside);
+  /** `observe` inside a write transaction the caller holds; `observed` once it committed (ObservationWriter.observeIn). */
+  observeIn(...args: Parameters<ObservationWriter['observeIn']>): Promise<MutateResult<ObservationOutcome>> {
+    return this.observations.observeIn(...args);
   }
 
-  /**
-   * `observeIn` for several observations at once, on the grouped transaction's connection
-   * (a batched write, SQLite: src/store/operations-batch.ts), none under a lease. Each
-   * must already carry what `withInputExpiry` would add (or ask no person anything).
-   */
-  observeManyIn(
-    trx: Tx,
-    entries: Array<{ operationId: string; obs: TaskObservation }>,
-    alongside?: (trx: Tx, values: Array<ObservationOutcome | undefined>) => Promise<void>,
-  ): Promise<Array<MutateResult<ObservationOutcome>>> {
-    const now = this.clock.now();
-    return this.store.operations.mutateManyIn(
-      trx,
-      entries.map((e) => ({ id: e.operationId, lease: null, plan: this.observationPlan(null, e.obs, now), now })),
-      alongside,
-    );
+  /** Several observations in one batched write (ObservationWriter.observeManyIn). */
+  observeManyIn(...args: Parameters<ObservationWriter['observeManyIn']>): Promise<Array<MutateResult<ObservationOutcome>>> {
+    return this.observations.observeManyIn(...args);
   }
 
-  /** After an observation committed: change notice, metrics, log. */
-  async observed(operationId: string, result: MutateResult<ObservationOutcome | 'task_type_conflict' | null>): Promise<void> {
-    if (result.outcome === 'applied' && result.events.length > 0) this.bus.publish({ operation: result.row, events: result.events, notifications: result.notifications });
-    if (result.outcome === 'applied') {
-      // Not awaited: the durations of an ending or an answer read the history, and that read
-      // is metrics only, so it stays off the caller's path (an API answer, a webhook's ack).
-      recordObservationMetrics(this.store, this.metrics, result.row, result.events, result.value).catch((err) =>
-        this.log.debug({ err, operation_id: operationId }, 'observation metrics: reading the history failed'),
-      );
-    }
-    if (result.outcome === 'lease_lost') this.log.info({ operation_id: operationId }, 'lease lost before writing; discarded');
-  }
-
-  private observationPlan(lease: Lease | null, obs: TaskObservation, now: number) {
-    return (row: OperationRow): MutationPlan<ObservationOutcome> => {
-      const plan = planObservation(row, obs, this.options, now, this.clock.random);
-      if (lease) plan.patch = { ...plan.patch, ...releasedLease(), ...(isTerminal(row.status as OperationStatus) ? { next_check_at: null, check_kind: null } : {}) };
-      return row.governance && this.governance ? this.governance.amendObservation(row, plan, now) : plan;
-    };
+  /** After an observation committed: change notice, metrics, log (ObservationWriter.observed). */
+  observed(...args: Parameters<ObservationWriter['observed']>): Promise<void> {
+    return this.observations.observed(...args);
   }
 
   async get(tenantId: string, id: string): Promise<OperationRow> {

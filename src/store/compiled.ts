@@ -14,6 +14,7 @@
  */
 import type { Compilable, CompiledQuery, QueryResult } from 'kysely';
 import type { DirectSqlite } from './direct.js';
+import type { Database } from './schema.js';
 import type { Tx } from './tx.js';
 
 type Primitive = string | number | bigint | null;
@@ -51,4 +52,28 @@ export class CompiledQueries {
 
 export function isPrimitive(v: unknown): v is Primitive {
   return v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'bigint';
+}
+
+/** The tables whose rows change by `updateById`: keyed by a text `id`. */
+export type UpdatableById = 'operations' | 'media_buys';
+
+/**
+ * UPDATE <table> SET <patch> WHERE id: compiled once per set of columns (on `compiled`,
+ * which belongs to one repository, so its keys name columns of that table alone). A
+ * patch holding anything other than a primitive is built with its values every time.
+ */
+export async function updateById(compiled: CompiledQueries, trx: Tx, table: UpdatableById, id: string, patch: Record<string, unknown>): Promise<void> {
+  const entries = Object.entries(patch).filter(([, v]) => v !== undefined);
+  if (!entries.every(([, v]) => isPrimitive(v))) {
+    await trx.updateTable(table).set(patch as Partial<Database[UpdatableById]>).where('id', '=', id).execute();
+    return;
+  }
+  const columns = entries.map(([k]) => k);
+  const params = [...entries.map(([, v]) => v as Primitive), id];
+  await compiled.execute(trx, `update:${columns.join(',')}`, params, (p) =>
+    trx
+      .updateTable(table)
+      .set(Object.fromEntries(columns.map((c, i) => [c, p[i]])))
+      .where('id', '=', p[columns.length]),
+  );
 }

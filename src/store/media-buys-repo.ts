@@ -7,11 +7,12 @@
  * under a lease (the buy's timers, claimed like operations') is refused when the
  * lease has moved on.
  */
-import { sql, type Selectable } from 'kysely';
+import type { Selectable } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { buyNotificationFor } from '../domain/media-buy-status.js';
 import { mediaBuyNotificationBody, presentMediaBuy } from '../domain/media-buy-json.js';
-import { CompiledQueries, isPrimitive } from './compiled.js';
+import { CompiledQueries, isPrimitive, updateById } from './compiled.js';
+import { claimDueRows, nextTimerAt } from './timer-claims.js';
 import type { Db } from './db.js';
 import type { MediaBuysTable } from './schema.js';
 import { inWriteTransaction, type Tx } from './tx.js';
@@ -237,52 +238,14 @@ export class MediaBuysRepo {
     return rows.map((r) => ({ status: r.status, n: Number(r.n) }));
   }
 
-  /** Claims up to `limit` buys whose timer is due, leased, in one statement (as OperationsRepo.claimDue). */
+  /** Claims up to `limit` buys whose timer is due, leased, in one statement (src/store/timer-claims.ts). */
   async claimDue(owner: string, now: number, leaseMs: number, limit: number): Promise<MediaBuyRow[]> {
-    const leaseUntil = now + leaseMs;
-    if (this.db.dialect === 'postgres') {
-      const { rows } = await sql<MediaBuyRow>`
-        WITH due AS (
-          SELECT id FROM media_buys
-          WHERE next_check_at IS NOT NULL AND next_check_at <= ${now}
-            AND (lease_until IS NULL OR lease_until <= ${now})
-          ORDER BY next_check_at
-          LIMIT ${limit}
-          FOR UPDATE SKIP LOCKED
-        )
-        UPDATE media_buys b
-        SET lease_owner = ${owner}, lease_until = ${leaseUntil}, attempt = b.attempt + 1, lease_epoch = b.lease_epoch + 1
-        FROM due WHERE b.id = due.id
-        RETURNING b.*`.execute(this.db.kysely);
-      return rows;
-    }
-    return inWriteTransaction(this.db, async (trx) => {
-      const { rows } = await sql<MediaBuyRow>`
-        UPDATE media_buys
-        SET lease_owner = ${owner}, lease_until = ${leaseUntil}, attempt = attempt + 1, lease_epoch = lease_epoch + 1
-        WHERE id IN (
-          SELECT id FROM media_buys
-          WHERE next_check_at IS NOT NULL AND next_check_at <= ${now}
-            AND (lease_until IS NULL OR lease_until <= ${now})
-          ORDER BY next_check_at
-          LIMIT ${limit}
-        )
-        RETURNING *`.execute(trx);
-      return rows;
-    });
+    return claimDueRows<MediaBuyRow>(this.db, 'media_buys', owner, now, leaseMs, limit);
   }
 
   /** Earliest timer among unleased buys (the tracker sleeps until then). */
   async nextDueAt(now: number): Promise<number | null> {
-    const row = await this.db.kysely
-      .selectFrom('media_buys')
-      .select('next_check_at')
-      .where('next_check_at', 'is not', null)
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
-      .orderBy('next_check_at')
-      .limit(1)
-      .executeTakeFirst();
-    return row?.next_check_at ?? null;
+    return nextTimerAt(this.db, 'media_buys', now);
   }
 
   /** `mutateIn` in a write transaction of its own. */
@@ -307,26 +270,9 @@ export class MediaBuysRepo {
     const events = decided.events ?? [];
     if (!decided.patch && events.length === 0) return { outcome: 'unchanged', row, value: decided.value };
     const patch: MediaBuyPatch = { ...decided.patch, updated_at: now };
-    await this.update(trx, id, patch);
+    await updateById(this.compiled, trx, 'media_buys', id, patch);
     const updated = { ...row, ...patch } as MediaBuyRow;
     return { outcome: 'applied', value: decided.value, row: updated, ...(await this.writeEvents(trx, updated, events, now)) };
-  }
-
-  /** UPDATE … SET <patch> WHERE id: compiled once per set of columns. */
-  private async update(trx: Tx, id: string, patch: MediaBuyPatch): Promise<void> {
-    const entries = Object.entries(patch).filter(([, v]) => v !== undefined);
-    if (!entries.every(([, v]) => isPrimitive(v))) {
-      await trx.updateTable('media_buys').set(patch).where('id', '=', id).execute();
-      return;
-    }
-    const columns = entries.map(([k]) => k);
-    const params = [...entries.map(([, v]) => v as string | number | null), id];
-    await this.compiled.execute(trx, `update:${columns.join(',')}`, params, (p) =>
-      trx
-        .updateTable('media_buys')
-        .set(Object.fromEntries(columns.map((c, i) => [c, p[i]])))
-        .where('id', '=', p[columns.length]),
-    );
   }
 
   private async writeEvents(trx: Tx, row: MediaBuyRow, events: NewEvent[], now: number): Promise<{ events: BuyEventRow[]; notifications: NotificationRow[] }> {

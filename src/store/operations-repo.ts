@@ -15,7 +15,8 @@ import { sql, type Selectable } from 'kysely';
 import type { Db } from './db.js';
 import type { OperationsTable } from './schema.js';
 import { inWriteBatch, inWriteTransaction, type Batcher, type Tx } from './tx.js';
-import { CompiledQueries, isPrimitive } from './compiled.js';
+import { CompiledQueries, updateById } from './compiled.js';
+import { claimDueRows, nextTimerAt } from './timer-claims.js';
 import { firstPerOperation, mutateMany, type BatchAlongside, type BatchMutation, type BatchWriteDeps } from './operations-batch.js';
 import type { OperationWriteHook, OperationWriteHookMany, WriteHook } from './write-hooks.js';
 import type { NotificationRow, NotificationsRepo } from './notifications-repo.js';
@@ -104,7 +105,7 @@ export class OperationsRepo {
     private readonly notifications: NotificationsRepo,
   ) {
     this.compiled = new CompiledQueries(db.direct);
-    this.batchDeps = { direct: db.direct, notifications, hooks: this.hooks, updateOne: (trx, id, patch) => this.update(trx, id, patch) };
+    this.batchDeps = { direct: db.direct, notifications, hooks: this.hooks, updateOne: (trx, id, patch) => updateById(this.compiled, trx, 'operations', id, patch) };
   }
 
   private readonly batchDeps: BatchWriteDeps;
@@ -246,44 +247,9 @@ export class OperationsRepo {
     return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
   }
 
-  /**
-   * Claims up to `limit` due operations in one statement: sets the lease owner and
-   * expiry and counts the attempt, so two workers can never hold the same row.
-   * Expired leases are due again by the same condition, with no sweeper needed.
-   */
+  /** Claims up to `limit` due operations in one statement, leased (src/store/timer-claims.ts). */
   async claimDue(owner: string, now: number, leaseMs: number, limit: number): Promise<OperationRow[]> {
-    const leaseUntil = now + leaseMs;
-    if (this.db.dialect === 'postgres') {
-      const { rows } = await sql<OperationRow>`
-        WITH due AS (
-          SELECT id FROM operations
-          WHERE next_check_at IS NOT NULL AND next_check_at <= ${now}
-            AND (lease_until IS NULL OR lease_until <= ${now})
-          ORDER BY next_check_at
-          LIMIT ${limit}
-          FOR UPDATE SKIP LOCKED
-        )
-        UPDATE operations o
-        SET lease_owner = ${owner}, lease_until = ${leaseUntil}, attempt = o.attempt + 1, lease_epoch = o.lease_epoch + 1
-        FROM due WHERE o.id = due.id
-        RETURNING o.*`.execute(this.db.kysely);
-      return rows;
-    }
-    // A single UPDATE is atomic in SQLite; run as a write job it shares the group's commit.
-    return inWriteTransaction(this.db, async (trx) => {
-      const { rows } = await sql<OperationRow>`
-        UPDATE operations
-        SET lease_owner = ${owner}, lease_until = ${leaseUntil}, attempt = attempt + 1, lease_epoch = lease_epoch + 1
-        WHERE id IN (
-          SELECT id FROM operations
-          WHERE next_check_at IS NOT NULL AND next_check_at <= ${now}
-            AND (lease_until IS NULL OR lease_until <= ${now})
-          ORDER BY next_check_at
-          LIMIT ${limit}
-        )
-        RETURNING *`.execute(trx);
-      return rows;
-    });
+    return claimDueRows<OperationRow>(this.db, 'operations', owner, now, leaseMs, limit);
   }
 
   /** Claims one operation now, whatever its timer says, unless someone else holds a live lease. */
@@ -302,15 +268,7 @@ export class OperationsRepo {
 
   /** Earliest timer among unleased rows, so the scheduler can sleep until then (leased rows come back within a tick). */
   async nextDueAt(now: number): Promise<number | null> {
-    const row = await this.db.kysely
-      .selectFrom('operations')
-      .select('next_check_at')
-      .where('next_check_at', 'is not', null)
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
-      .orderBy('next_check_at')
-      .limit(1)
-      .executeTakeFirst();
-    return row?.next_check_at ?? null;
+    return nextTimerAt(this.db, 'operations', now);
   }
 
   /**
@@ -369,28 +327,11 @@ export class OperationsRepo {
     const abandoned = alongside ? (await alongside(trx, decided.value)) === 'abandon' : false;
     if (abandoned || (!decided.patch && events.length === 0)) return { outcome: 'unchanged' as const, row, value: decided.value };
     const patch: OperationPatch = { ...decided.patch, updated_at: now };
-    await this.update(trx, id, patch);
+    await updateById(this.compiled, trx, 'operations', id, patch);
     const updated = { ...row, ...patch } as OperationRow;
     const written = await this.insertEvents(trx, updated, events, now);
     const notifications = await this.notify(trx, updated, written, now);
     return { outcome: 'applied' as const, row: updated, value: decided.value, events: written, notifications };
-  }
-
-  /** UPDATE … SET <patch> WHERE id: compiled once per set of columns. */
-  private async update(trx: Tx, id: string, patch: OperationPatch): Promise<void> {
-    const entries = Object.entries(patch).filter(([, v]) => v !== undefined);
-    if (!entries.every(([, v]) => isPrimitive(v))) {
-      await trx.updateTable('operations').set(patch).where('id', '=', id).execute();
-      return;
-    }
-    const columns = entries.map(([k]) => k);
-    const params = [...entries.map(([, v]) => v as string | number | null), id];
-    await this.compiled.execute(trx, `update:${columns.join(',')}`, params, (p) =>
-      trx
-        .updateTable('operations')
-        .set(Object.fromEntries(columns.map((c, i) => [c, p[i]])))
-        .where('id', '=', p[columns.length]),
-    );
   }
 
   private async insertEvents(trx: Tx, row: OperationRow, events: NewEvent[], now = Date.now()): Promise<EventRow[]> {

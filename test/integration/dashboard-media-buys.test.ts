@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CampaignRow, MediaBuyRow } from '../../src/store/index.js';
+import { newMediaBuyRow } from '../../src/store/media-buy-row.js';
 import { newOperationRow } from '../../src/store/operation-row.js';
 import { inWriteTransaction } from '../../src/store/tx.js';
 import { csrfIn, DashboardClient } from '../helpers/dashboard-client.js';
@@ -24,15 +25,13 @@ describe('dashboard media buys pages', () => {
 
   function buyRow(tenantId: string, agentId: string, i: number, over: Partial<MediaBuyRow> = {}): MediaBuyRow {
     const now = Date.now() - 1000 + i;
-    return {
-      id: `buy_${randomUUID()}`, tenant_id: tenantId, agent_id: agentId, operation_id: randomUUID(), media_buy_id: `mb_${i}_${randomUUID().slice(0, 6)}`,
-      campaign_id: null, account: null, governance: null, governance_context_enc: null, status: 'active', revision: 1, valid_actions: null,
-      flight_start: now, flight_end: now + 8 * HOUR, budget_amount: 1000, currency: 'USD', packages: '[]', impressions: 0, spend: 10 * i, clicks: null,
-      delivered_through: null, delivery_source: null, delivery_updated_at: null, pacing_state: i % 2 ? 'under' : 'on_track', pacing_ratio: null, pacing_expected: null,
-      report_frequency: 'hourly', reports_received: 0, last_sequence: null, next_expected_at: null, reports_missing: 0, gap_open: 0, final_received: 0,
-      reporting_token: null, reporting_secret_enc: null, reporting_auth: 'hmac', next_check_at: null, status_check_at: null, report_due_at: null, delivery_poll_at: null, creative_check_at: null,
-      lease_owner: null, lease_until: null, lease_epoch: 0, attempt: 0, created_at: now, updated_at: now, ended_at: null, ...over,
-    };
+    return newMediaBuyRow(
+      { id: `buy_${randomUUID()}`, tenant_id: tenantId, agent_id: agentId, operation_id: randomUUID(), media_buy_id: `mb_${i}_${randomUUID().slice(0, 6)}`, created_at: now },
+      {
+        status: 'active', revision: 1, flight_start: now, flight_end: now + 8 * HOUR, budget_amount: 1000, currency: 'USD', spend: 10 * i,
+        pacing_state: i % 2 ? 'under' : 'on_track', report_frequency: 'hourly', reporting_auth: 'hmac', ...over,
+      },
+    );
   }
   async function store(rows: MediaBuyRow[]): Promise<void> {
     await inWriteTransaction(orch.app.store.db, async (trx) => {

@@ -23,6 +23,7 @@ import { parseGovernance } from '../../domain/governed-flow.js';
 import { firstReportExpectedAt, isReportingFrequency } from '../../domain/reporting-webhook.js';
 import { isTerminal, type OperationStatus } from '../../domain/status.js';
 import type { EventRow, MediaBuyRow, NewNotification, NotificationRow, OperationRow, Store } from '../../store/index.js';
+import { newMediaBuyRow } from '../../store/media-buy-row.js';
 import { newBuyId, type BuyMutateResult } from '../../store/media-buys-repo.js';
 import type { NewEvent } from '../../store/operations-repo.js';
 import type { Tx } from '../../store/tx.js';
@@ -183,52 +184,30 @@ export function buyFromOperation(op: OperationRow, result: Json, mediaBuyId: str
     // Its creatives' reviews are looked at once some are sent (src/engine/media-buys/creative-recorder.ts).
     creative_check_at: null,
   });
-  const row: MediaBuyRow = {
-    id: newBuyId(),
-    tenant_id: op.tenant_id,
-    agent_id: op.agent_id,
-    operation_id: op.id,
-    media_buy_id: mediaBuyId,
-    campaign_id: op.parent_id?.startsWith('cmp_') ? op.parent_id : null,
-    account: request.account !== undefined ? JSON.stringify(request.account) : null,
-    governance: state ? JSON.stringify({ agent_id: state.agent_id, plan_id: state.plan_id }) : null,
-    governance_context_enc: state ? token : null,
-    status,
-    revision: typeof result.revision === 'number' ? result.revision : null,
-    valid_actions: Array.isArray(result.valid_actions) ? JSON.stringify(result.valid_actions) : null,
-    flight_start: flightStart ?? null,
-    flight_end: flightEnd ?? null,
-    budget_amount: budget.amount,
-    currency: budget.currency ?? (typeof result.currency === 'string' ? result.currency : null),
-    packages: JSON.stringify(mergePackages([], result.packages)),
-    impressions: 0,
-    spend: 0,
-    clicks: null,
-    delivered_through: null,
-    delivery_source: null,
-    delivery_updated_at: null,
-    pacing_state: 'not_started',
-    pacing_ratio: null,
-    pacing_expected: null,
-    report_frequency: frequency,
-    reports_received: 0,
-    last_sequence: null,
-    next_expected_at: expected,
-    reports_missing: 0,
-    gap_open: 0,
-    final_received: 0,
-    reporting_token: ours ? op.reporting_token! : null,
-    reporting_secret_enc: ours ? sealed : null,
-    reporting_auth: reportingAuth,
-    ...timers,
-    lease_owner: null,
-    lease_until: null,
-    lease_epoch: 0,
-    attempt: 0,
-    created_at: now,
-    updated_at: now,
-    ended_at: null,
-  };
+  // Nothing delivered, reported or leased yet: those columns keep newMediaBuyRow's defaults.
+  const row: MediaBuyRow = newMediaBuyRow(
+    { id: newBuyId(), tenant_id: op.tenant_id, agent_id: op.agent_id, operation_id: op.id, media_buy_id: mediaBuyId, created_at: now },
+    {
+      campaign_id: op.parent_id?.startsWith('cmp_') ? op.parent_id : null,
+      account: request.account !== undefined ? JSON.stringify(request.account) : null,
+      governance: state ? JSON.stringify({ agent_id: state.agent_id, plan_id: state.plan_id }) : null,
+      governance_context_enc: state ? token : null,
+      status,
+      revision: typeof result.revision === 'number' ? result.revision : null,
+      valid_actions: Array.isArray(result.valid_actions) ? JSON.stringify(result.valid_actions) : null,
+      flight_start: flightStart ?? null,
+      flight_end: flightEnd ?? null,
+      budget_amount: budget.amount,
+      currency: budget.currency ?? (typeof result.currency === 'string' ? result.currency : null),
+      packages: JSON.stringify(mergePackages([], result.packages)),
+      report_frequency: frequency,
+      next_expected_at: expected,
+      reporting_token: ours ? op.reporting_token! : null,
+      reporting_secret_enc: ours ? sealed : null,
+      reporting_auth: reportingAuth,
+      ...timers,
+    },
+  );
   const events: NewEvent[] = [
     { source: 'call', kind: 'created', to: status, at: now, detail: { operation_id: op.id, media_buy_id: mediaBuyId, reporting: { frequency, webhook: reportingAuth } } },
     { source: 'call', kind: 'status_changed', from: null, to: status, at: now },

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { AgentRow, BuyEventRow, CampaignRow, MediaBuyRow, OperationRow, ReportRow } from '../../../src/store/index.js';
+import { newMediaBuyRow } from '../../../src/store/media-buy-row.js';
 import { newOperationRow } from '../../../src/store/operation-row.js';
 import { BUY_SECTIONS, buyPage, buyRegion } from '../../../src/ui/views/media-buy/page.js';
 import type { MediaBuyView } from '../../../src/ui/views/media-buy/view.js';
@@ -17,57 +18,38 @@ const HOUR = 3_600_000;
 const EVIL = '<img src=x onerror=alert(1)>"\'`';
 
 function buyRow(over: Partial<MediaBuyRow> = {}): MediaBuyRow {
-  return {
-    id: 'buy_1',
-    tenant_id: 't1',
-    agent_id: 'agt_1',
-    operation_id: 'op_1',
-    media_buy_id: `mb_${EVIL}`,
-    campaign_id: `cmp_${EVIL}`,
-    account: null,
-    governance: JSON.stringify({ agent_id: 'agt_gov', plan_id: `plan_${EVIL}` }),
-    governance_context_enc: null,
-    status: 'active',
-    revision: 3,
-    valid_actions: null,
-    flight_start: NOW - 4 * HOUR,
-    flight_end: NOW + 4 * HOUR,
-    budget_amount: 8000,
-    currency: 'USD',
-    packages: JSON.stringify([{ package_id: `pkg_${EVIL}`, product_id: `prod_${EVIL}`, budget: 8000, pacing_index: 0.9, delivery_status: `x_${EVIL}`, delivered: { impressions: 1000, spend: 3000 } }]),
-    impressions: 300_000,
-    spend: 3000,
-    clicks: null,
-    delivered_through: NOW - HOUR,
-    delivery_source: 'webhook',
-    delivery_updated_at: NOW - 60_000,
-    pacing_state: 'under',
-    pacing_ratio: 0.5,
-    pacing_expected: 6000,
-    report_frequency: 'hourly',
-    reports_received: 2,
-    last_sequence: 2,
-    next_expected_at: NOW + 60_000,
-    reports_missing: 1,
-    gap_open: 0,
-    final_received: 0,
-    reporting_token: 'secret-token-never-shown',
-    reporting_secret_enc: 'sealed-secret-never-shown',
-    reporting_auth: 'hmac',
-    next_check_at: null,
-    status_check_at: null,
-    report_due_at: null,
-    delivery_poll_at: null,
-    creative_check_at: null,
-    lease_owner: null,
-    lease_until: null,
-    lease_epoch: 0,
-    attempt: 0,
-    created_at: NOW - 5 * HOUR,
-    updated_at: NOW - 60_000,
-    ended_at: null,
-    ...over,
-  };
+  return newMediaBuyRow(
+    { id: 'buy_1', tenant_id: 't1', agent_id: 'agt_1', operation_id: 'op_1', media_buy_id: `mb_${EVIL}`, created_at: NOW - 5 * HOUR },
+    {
+      campaign_id: `cmp_${EVIL}`,
+      governance: JSON.stringify({ agent_id: 'agt_gov', plan_id: `plan_${EVIL}` }),
+      status: 'active',
+      revision: 3,
+      flight_start: NOW - 4 * HOUR,
+      flight_end: NOW + 4 * HOUR,
+      budget_amount: 8000,
+      currency: 'USD',
+      packages: JSON.stringify([{ package_id: `pkg_${EVIL}`, product_id: `prod_${EVIL}`, budget: 8000, pacing_index: 0.9, delivery_status: `x_${EVIL}`, delivered: { impressions: 1000, spend: 3000 } }]),
+      impressions: 300_000,
+      spend: 3000,
+      delivered_through: NOW - HOUR,
+      delivery_source: 'webhook',
+      delivery_updated_at: NOW - 60_000,
+      pacing_state: 'under',
+      pacing_ratio: 0.5,
+      pacing_expected: 6000,
+      report_frequency: 'hourly',
+      reports_received: 2,
+      last_sequence: 2,
+      next_expected_at: NOW + 60_000,
+      reports_missing: 1,
+      reporting_token: 'secret-token-never-shown',
+      reporting_secret_enc: 'sealed-secret-never-shown',
+      reporting_auth: 'hmac',
+      updated_at: NOW - 60_000,
+      ...over,
+    },
+  );
 }
 
 const report = (id: string, i: number, over: Partial<ReportRow> = {}): ReportRow => ({
