@@ -33,6 +33,9 @@ import type { McpToolResult } from './extract-mcp.js';
 import { LeanMcpPoller } from './mcp-lean-poll.js';
 import type { AgentEndpoint } from './types.js';
 
+/** Agents whose session key and URL are remembered (oldest forgotten first). */
+const MAX_REMEMBERED = 1_000;
+
 /** Per-call slot where the fetch wrapper leaves the HTTP error response it saw. */
 const httpSlot = new AsyncLocalStorage<{ failure?: HttpFailure }>();
 
@@ -80,10 +83,31 @@ export class McpTransport {
   }
 
   private key(agent: AgentEndpoint): string {
+    // A poll asks twice (its tool list, its session): a SHA-256 each time showed in its profile.
+    const known = this.keys.get(agent.url);
+    if (known && known.token === agent.authToken) return known.key;
     // The token is hashed so it never sits in a map key that might get logged.
     const tokenHash = agent.authToken ? createHash('sha256').update(agent.authToken).digest('hex').slice(0, 16) : '';
-    return `${agent.url}#${tokenHash}`;
+    const key = `${agent.url}#${tokenHash}`;
+    if (this.keys.size >= MAX_REMEMBERED) this.keys.delete(this.keys.keys().next().value!);
+    this.keys.set(agent.url, { token: agent.authToken, key });
+    return key;
   }
+
+  /** Per agent URL: the last token seen there and the session key made of it (the token is a value, never a key). */
+  private readonly keys = new Map<string, { token: string | undefined; key: string }>();
+
+  /** Per agent URL, parsed once: the lean path posts to it on every poll. */
+  private url(agent: AgentEndpoint): URL {
+    let url = this.urls.get(agent.url);
+    if (!url) {
+      if (this.urls.size >= MAX_REMEMBERED) this.urls.delete(this.urls.keys().next().value!);
+      this.urls.set(agent.url, (url = new URL(agent.url)));
+    }
+    return url;
+  }
+
+  private readonly urls = new Map<string, URL>();
 
   /**
    * The agent's session, connecting if there is none. The handshake runs in a scope of
@@ -213,7 +237,7 @@ export class McpTransport {
       const { sessionId, protocolVersion } = session.transport;
       const target = { sessionId, protocolVersion, headers: authHeaders(agent.authToken) };
       const scope = currentCallScope();
-      return await lean.call(new URL(agent.url), target, name, args, signal, this.maxReplyBytes, (n) => scope && (scope.replyBytes += n));
+      return await lean.call(this.url(agent), target, name, args, signal, this.maxReplyBytes, (n) => scope && (scope.replyBytes += n));
     } finally {
       session.inFlight--;
       if (session.retired && session.inFlight === 0) session.client.close().catch(() => {});

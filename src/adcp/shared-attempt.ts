@@ -13,12 +13,17 @@ export class SharedAttempt<T> {
   private readonly controller = new AbortController();
   private waiting = 0;
   private settled = false;
+  /** Set once the work has succeeded: later joins take it as it is (a poll joins its agent's session twice). */
+  private fulfilled: { value: T } | undefined;
   readonly promise: Promise<T>;
 
   constructor(run: (signal: AbortSignal) => Promise<T>) {
     this.promise = run(this.controller.signal);
     this.promise.then(
-      () => (this.settled = true),
+      (value) => {
+        this.settled = true;
+        this.fulfilled = { value };
+      },
       () => (this.settled = true),
     );
   }
@@ -26,6 +31,8 @@ export class SharedAttempt<T> {
   /** The work's outcome, or `signal`'s reason if it fires first. */
   join(signal: AbortSignal): Promise<T> {
     if (signal.aborted) return Promise.reject(signal.reason);
+    // Ended well: nothing left to wait for, so no listener on the caller's signal and no promise of our own.
+    if (this.fulfilled) return this.promise;
     this.waiting++;
     return new Promise<T>((resolve, reject) => {
       let left = false;
