@@ -19,7 +19,8 @@ export class SpendApproval {
   /** The request a person must answer before this task is sent, or undefined when it may go at once. */
   async holdFor(tenantId: string, task: string, params: Record<string, unknown>, approval?: 'required'): Promise<InputRequest | undefined> {
     if (task !== 'create_media_buy') return undefined;
-    const { settings } = await this.store.settings.get(tenantId);
+    // forTenantIn: the compiled read (this runs with every create).
+    const settings = await this.store.settings.forTenantIn(tenantId);
     const reason = spendHold(params, approval, settings.approval_over);
     // Stamped when the request is made: a later change of the settings does not move it.
     return reason ? withExpiry(spendApprovalRequest(reason, this.clock.now()), settings.input_expiry) : undefined;

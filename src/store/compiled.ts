@@ -12,7 +12,7 @@
  * (src/store/direct.ts): on the connection of a running write transaction, or a
  * read while no transaction is open.
  */
-import type { Compilable, CompiledQuery, QueryResult } from 'kysely';
+import type { Compilable, CompiledQuery, Insertable, QueryResult } from 'kysely';
 import type { DirectSqlite } from './direct.js';
 import type { Database } from './schema.js';
 import type { Tx } from './tx.js';
@@ -75,5 +75,21 @@ export async function updateById(compiled: CompiledQueries, trx: Tx, table: Upda
       .updateTable(table)
       .set(Object.fromEntries(columns.map((c, i) => [c, p[i]])))
       .where('id', '=', p[columns.length]),
+  );
+}
+
+/**
+ * INSERT INTO operations (<columns>) VALUES (...): compiled once per set of columns, like
+ * updateById. A row holding anything other than a primitive is built with its values every time.
+ */
+export async function insertOperationRow(compiled: CompiledQueries, trx: Tx, row: Record<string, unknown>): Promise<void> {
+  const entries = Object.entries(row).filter(([, v]) => v !== undefined);
+  if (!entries.every(([, v]) => isPrimitive(v))) {
+    await trx.insertInto('operations').values(row as Insertable<Database['operations']>).execute();
+    return;
+  }
+  const columns = entries.map(([k]) => k);
+  await compiled.execute(trx, `insert:${columns.join(',')}`, entries.map(([, v]) => v as Primitive), (p) =>
+    trx.insertInto('operations').values(Object.fromEntries(columns.map((c, i) => [c, p[i]])) as Insertable<Database['operations']>),
   );
 }

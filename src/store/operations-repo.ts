@@ -15,7 +15,7 @@ import { sql, type Selectable } from 'kysely';
 import type { Db } from './db.js';
 import type { OperationsTable } from './schema.js';
 import { inWriteBatch, inWriteTransaction, type Batcher, type Tx } from './tx.js';
-import { CompiledQueries, updateById } from './compiled.js';
+import { CompiledQueries, insertOperationRow, updateById } from './compiled.js';
 import { claimDueRows, nextTimerAt } from './timer-claims.js';
 import { firstPerOperation, mutateMany, type BatchAlongside, type BatchMutation, type BatchWriteDeps } from './operations-batch.js';
 import type { OperationWriteHook, OperationWriteHookMany, WriteHook } from './write-hooks.js';
@@ -152,7 +152,7 @@ export class OperationsRepo {
 
   /** `insert` inside a write transaction the caller holds (e.g. a child operation and its superseded parent in one commit). */
   async insertIn(trx: Tx, row: OperationRow, events: NewEvent | NewEvent[]): Promise<Written> {
-    await trx.insertInto('operations').values(row).execute();
+    await insertOperationRow(this.compiled, trx, row as unknown as Record<string, unknown>);
     const written = await this.insertEvents(trx, row, Array.isArray(events) ? events : [events], row.created_at);
     return { events: written, notifications: await this.notify(trx, row, written, row.created_at) };
   }

@@ -12,6 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { sql, type Selectable } from 'kysely';
+import { CompiledQueries } from './compiled.js';
 import type { Db } from './db.js';
 import type { NotificationRow } from './notifications-repo.js';
 import type { SubscriptionsTable } from './schema.js';
@@ -40,7 +41,11 @@ export interface ActiveSubscription {
 const FANOUT_PAGE = 500;
 
 export class SubscriptionsRepo {
-  constructor(private readonly db: Db) {}
+  private readonly compiled: CompiledQueries;
+
+  constructor(private readonly db: Db) {
+    this.compiled = new CompiledQueries(db.direct);
+  }
 
   /** A new subscription receives notifications written after it: its cursor starts at the newest one. */
   async create(s: NewSubscription, now = Date.now()): Promise<SubscriptionRow> {
@@ -177,13 +182,13 @@ export class SubscriptionsRepo {
     }
   }
 
-  private activeSubscriptions(): Promise<ActiveSubscription[]> {
-    return this.db.kysely
-      .selectFrom('subscriptions')
-      .select(['id', 'tenant_id', 'events', 'fanout_seq'])
-      .where('disabled_at', 'is', null)
-      .where('deleted_at', 'is', null)
-      .execute();
+  /** Read with every fan-out (after each batch of notifications): compiled once. */
+  private async activeSubscriptions(): Promise<ActiveSubscription[]> {
+    const conn = this.db.kysely;
+    const { rows } = await this.compiled.execute(conn, 'active', [], () =>
+      conn.selectFrom('subscriptions').select(['id', 'tenant_id', 'events', 'fanout_seq']).where('disabled_at', 'is', null).where('deleted_at', 'is', null),
+    );
+    return rows;
   }
 
   private async fanOutPageIn(trx: Tx, listed: ActiveSubscription[], page: OutboxEntry[], upTo: number, now: number): Promise<number> {

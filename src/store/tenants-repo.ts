@@ -1,6 +1,7 @@
 /** Tenants and their API keys. Keys are shown once, stored only as SHA-256 hashes. */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { isRole, keyNameProblem, type Role } from '../domain/roles.js';
+import { CompiledQueries } from './compiled.js';
 import { isUniqueViolation, type Db } from './db.js';
 
 export interface Tenant {
@@ -67,7 +68,12 @@ export function apiKeyLabel(key: string): string {
 const KEY_COLUMNS = ['id', 'tenant_id', 'name', 'role', 'prefix', 'created_at'] as const;
 
 export class TenantsRepo {
-  constructor(private readonly db: Db) {}
+  /** findApiKey runs with every API request: compiled once (src/store/compiled.ts). */
+  private readonly compiled: CompiledQueries;
+
+  constructor(private readonly db: Db) {
+    this.compiled = new CompiledQueries(db.direct);
+  }
 
   async ensureTenant(name: string, now = Date.now()): Promise<Tenant> {
     const existing = await this.findTenant(name);
@@ -141,12 +147,15 @@ export class TenantsRepo {
 
   /** The tenant and key a presented key stands for, or undefined when it is not one of ours. */
   async findApiKey(key: string): Promise<KeyHolder | undefined> {
-    const row = await this.db.kysely
-      .selectFrom('api_keys')
-      .innerJoin('tenants', 'tenants.id', 'api_keys.tenant_id')
-      .select(['tenants.name as tenant_name', ...KEY_COLUMNS.map((c) => `api_keys.${c}` as const)])
-      .where('api_keys.key_hash', '=', hashApiKey(key))
-      .executeTakeFirst();
+    const conn = this.db.kysely;
+    const { rows } = await this.compiled.execute(conn, 'findApiKey', [hashApiKey(key)], ([hash]) =>
+      conn
+        .selectFrom('api_keys')
+        .innerJoin('tenants', 'tenants.id', 'api_keys.tenant_id')
+        .select(['tenants.name as tenant_name', ...KEY_COLUMNS.map((c) => `api_keys.${c}` as const)])
+        .where('api_keys.key_hash', '=', hash),
+    );
+    const row = rows[0];
     if (!row) return undefined;
     const { tenant_name, ...info } = row;
     return { tenant: { id: info.tenant_id, name: tenant_name }, key: info };

@@ -70,6 +70,16 @@ describe.each(dialects)('store on $name', ({ make }) => {
     expect(events[0]).toMatchObject({ kind: 'created', to_status: 'requested', source: 'user' });
   });
 
+  it('inserts each operation with its own values when the statement is reused (compiled once per set of columns)', async () => {
+    const first = newOperation(tenantId, agentId, { request_body: '{"n":1}' });
+    const second = newOperation(tenantId, agentId, { request_body: '{"n":2}', next_check_at: first.next_check_at! + 1 });
+    await store.operations.insert(first, { source: 'user', kind: 'created', to: 'requested' });
+    await store.operations.insert(second, { source: 'user', kind: 'created', to: 'requested' });
+    for (const op of [first, second]) {
+      expect(await store.operations.getForTenant(tenantId, op.id)).toMatchObject({ id: op.id, idempotency_key: op.idempotency_key, request_body: op.request_body, next_check_at: op.next_check_at });
+    }
+  });
+
   it('claims due work exclusively, even when two workers race', async () => {
     const now = Date.now();
     const ids: string[] = [];
