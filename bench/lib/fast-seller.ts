@@ -70,7 +70,8 @@ export async function startFastSeller(port = 0): Promise<FastSeller> {
             task_type: 'create_media_buy',
             status: done ? 'completed' : 'submitted',
             updated_at: new Date().toISOString(),
-            ...(done ? { result: { media_buy_id: `mb_${taskId}`, packages: [] } } : { message: 'pending review' }),
+            // The create's result states the buy's status (3.0): its first status read comes on the tracking interval.
+            ...(done ? { result: { media_buy_id: `mb_${taskId}`, status: 'active', packages: [] } } : { message: 'pending review' }),
           });
         }
         if (name === 'create_media_buy') {

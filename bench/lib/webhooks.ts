@@ -31,7 +31,9 @@ export function envelope(d: DeliverySpec): string {
     operation_id: d.op.id,
     protocol: 'media-buy',
   };
-  if (d.status === 'completed') body.result = { media_buy_id: `mb_${d.op.taskId}`, packages: [{ package_id: 'pkg_1', status: 'active' }] };
+  // As a 3.0 seller's create reply does, the result states the buy's status: the new buy's first status read comes on
+  // the tracking interval (as it would in production), not at once against the bench's agent address, which is not a seller.
+  if (d.status === 'completed') body.result = { media_buy_id: `mb_${d.op.taskId}`, status: 'active', packages: [{ package_id: 'pkg_1', status: 'active' }] };
   else body.message = `progress ${d.key.slice(-6)}`;
   return JSON.stringify(body);
 }
