@@ -4,6 +4,7 @@
  * and never applied when forged or when they name another tenant's buy.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/orchestrator.js';
 import { buyLive, buyNotifications, buyWhen, liveBuyRequest, metric, settledBuy, startLiveBuyStack, type LiveBuyStack } from '../helpers/live-buys.js';
 
 let stack: LiveBuyStack | undefined;
@@ -140,6 +141,32 @@ describe('a live buy takes its reporting fires', () => {
     expect(afterA.events.some((e: any) => e.kind === 'report_unmatched' && e.detail.media_buy_id === theirs.media_buy_id)).toBe(true);
     expect((await asOther('GET', `/v1/media-buys/${theirs.id}`)).body).toEqual(theirsBefore);
     expect(await metric(orch, 'delivery_reports_total', { source: 'webhook', outcome: 'unmatched' })).toBe(1);
+  });
+
+  it("reads the status of the buys a fire reported on in one get_media_buys, each buy applying its own", async () => {
+    stack = await startLiveBuyStack();
+    const { seller, orch, agentId } = stack;
+    const buys = [await buyLive(orch, agentId), await buyLive(orch, agentId), await buyLive(orch, agentId)];
+    const ids = buys.map((b) => b.media_buy_id);
+    const statusReads = () => seller.stats().calls.filter((c) => c.tool === 'get_media_buys' && (c.args.media_buy_ids as string[]).some((id) => ids.includes(id)));
+    const before = statusReads().length;
+    const fire = await seller.reporting.fireCombined(ids);
+    expect(fire.final_status).toBe(200);
+    // The contract reads each buy's status after its report: here one call asks for all three.
+    await eventually(async () => (statusReads().length > before ? true : undefined));
+    for (const b of buys) await buyWhen(orch, b.id, (x) => x.reports.received === 1);
+    const reads = statusReads().slice(before);
+    expect(reads).toHaveLength(1);
+    expect([...(reads[0]!.args.media_buy_ids as string[])].sort()).toEqual([...ids].sort());
+    // Each buy took its own answer: its next status read is on the interval again, not due.
+    for (const b of buys) {
+      const row = await eventually(async () => {
+        const r = (await orch.app.store.mediaBuys.get(b.id))!;
+        return r.lease_owner === null && r.status_check_at! > Date.now() + 60_000 ? r : undefined;
+      });
+      expect(row.status).toBe('active');
+    }
+    expect(statusReads().slice(before)).toHaveLength(1);
   });
 
   it('follows a whole flight on the seller\'s own clock: statuses, every report, the final one, then tracking ends', async () => {

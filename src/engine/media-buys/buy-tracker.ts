@@ -7,7 +7,8 @@
  * once per silence) before anything is asked; then the delivery is read from the
  * seller (`get_media_buy_delivery`, authoritative) when a report is missing, a
  * sequence number was skipped, the buy ended, or its fires go elsewhere; then its
- * status (`get_media_buys`), which a creatives' review (creative-tracker.ts) always
+ * status (`get_media_buys`, one call for the buys of a seller and account that ask
+ * together: status-reads.ts), which a creatives' review (creative-tracker.ts) always
  * asks for, since the buy's `creative_approvals` come with it, and follows with
  * `list_creatives`. Each answer is applied as its own commit; the lease
  * is given up last. The calls go through the agent's circuit breaker; a failed
@@ -40,6 +41,7 @@ import { planReport, type ApplyContext } from './report-apply.js';
 import type { CreativeInbox } from './creative-inbox.js';
 import type { CreativeTracker } from './creative-tracker.js';
 import { buyInReply, planStatusRead } from './status-apply.js';
+import { GroupedStatusReads, statusGroupKey } from './status-reads.js';
 
 export interface TrackerDeps {
   store: Store;
@@ -64,6 +66,7 @@ type Read = { reply: TaskReply } | { failed: string };
 
 export class BuyTracker {
   private readonly ctx: ApplyContext;
+  private readonly statusReads = new GroupedStatusReads<Read>();
 
   constructor(private readonly deps: TrackerDeps) {
     this.ctx = { store: deps.store, tracking: deps.tracking, random: deps.clock.random };
@@ -111,7 +114,10 @@ export class BuyTracker {
     if (statusDue) {
       // First: the buy's creative_approvals carry rejection reasons, which list_creatives does not.
       const asked = this.deps.clock.now();
-      const read = await this.read(agent.id, agent.name, 'get_media_buys', () => getMediaBuys(this.deps.adcp, endpoint, query, { timeoutMs: this.deps.callTimeoutMs }));
+      // One call for the buys of this seller and account asking in the same turn (a page claimed after their reports).
+      const read = await this.statusReads.read(statusGroupKey(agent.id, buy.account), buy.media_buy_id, (ids) =>
+        this.read(agent.id, agent.name, 'get_media_buys', () => getMediaBuys(this.deps.adcp, endpoint, { ...query, mediaBuyIds: ids }, { timeoutMs: this.deps.callTimeoutMs })),
+      );
       if ('failed' in read) failures.push(read.failed);
       else {
         const last = failures.length === 0 && !creativesDue;
