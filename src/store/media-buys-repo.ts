@@ -17,7 +17,7 @@ import type { Db } from './db.js';
 import type { MediaBuysTable } from './schema.js';
 import { inWriteTransaction, type Tx } from './tx.js';
 import { newNotificationId, type NewNotification, type NotificationRow, type NotificationsRepo } from './notifications-repo.js';
-import type { Lease, NewEvent } from './operations-repo.js';
+import { eventColumns, type Lease, type NewEvent } from './operations-repo.js';
 
 export type MediaBuyRow = Selectable<MediaBuysTable>;
 export type MediaBuyPatch = Partial<Omit<MediaBuyRow, 'id' | 'tenant_id' | 'agent_id' | 'operation_id' | 'created_at'>>;
@@ -69,17 +69,7 @@ export interface BuyListFilters {
 type EventValues = Omit<BuyEventRow, 'id'>;
 
 function eventValues(row: Pick<MediaBuyRow, 'id' | 'tenant_id'>, e: NewEvent, now: number): EventValues {
-  return {
-    buy_id: row.id,
-    tenant_id: row.tenant_id,
-    at: e.at ?? now,
-    source: e.source,
-    kind: e.kind,
-    from_status: e.from ?? null,
-    to_status: e.to ?? null,
-    detail: e.detail === undefined ? null : JSON.stringify(e.detail),
-    actor: e.actor ?? null,
-  };
+  return { buy_id: row.id, tenant_id: row.tenant_id, ...eventColumns(e, now) };
 }
 
 export function newBuyId(): string {

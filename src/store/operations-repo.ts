@@ -39,6 +39,19 @@ export interface NewEvent {
   actor?: string;
 }
 
+/** An event's history columns, the same for an operation's and a buy's (each adds the id of what it belongs to). */
+export function eventColumns(e: NewEvent, now: number) {
+  return {
+    at: e.at ?? now,
+    source: e.source,
+    kind: e.kind,
+    from_status: e.from ?? null,
+    to_status: e.to ?? null,
+    detail: e.detail === undefined ? null : JSON.stringify(e.detail),
+    actor: e.actor ?? null,
+  };
+}
+
 export interface EventRow {
   id: number;
   operation_id: string;
@@ -336,17 +349,7 @@ export class OperationsRepo {
 
   private async insertEvents(trx: Tx, row: OperationRow, events: NewEvent[], now = Date.now()): Promise<EventRow[]> {
     if (events.length === 0) return [];
-    const values = events.map((e) => ({
-      operation_id: row.id,
-      tenant_id: row.tenant_id,
-      at: e.at ?? now,
-      source: e.source,
-      kind: e.kind,
-      from_status: e.from ?? null,
-      to_status: e.to ?? null,
-      detail: e.detail === undefined ? null : JSON.stringify(e.detail),
-      actor: e.actor ?? null,
-    }));
+    const values = events.map((e) => ({ operation_id: row.id, tenant_id: row.tenant_id, ...eventColumns(e, now) }));
     if (values.length !== 1) return trx.insertInto('operation_events').values(values).returningAll().execute();
     const v = values[0]!;
     const { rows } = await this.compiled.execute(
