@@ -10,11 +10,11 @@
  *
  *   npx tsx bench/poll-client-cost.ts [--rounds 6] [--polls 4000] [--token] [--base DIR]
  */
-import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { createAdcpClient } from '../src/adcp/client.js';
 import type { AdcpClient } from '../src/adcp/types.js';
 import { log, nextMessage, spawnTs } from './lib/common.js';
+import { BarePoller } from './lib/bare-poll.js';
 
 const { values } = parseArgs({
   options: {
@@ -33,29 +33,9 @@ const seller = spawnTs('bench/lib/fast-seller.ts');
 const { url } = await nextMessage<{ url: string }>(seller, (m) => 'url' in m);
 const agent = { url, protocol: 'mcp' as const, ...(values.token ? { authToken: 'bench-token-0123456789' } : {}) };
 
-const target = new URL(url);
-const bareAgent = new http.Agent({ keepAlive: true });
-let rpcId = 0;
-/** The floor's poll without its store: one POST, the reply read and parsed. */
-function barePoll(taskId: string): Promise<void> {
-  const body = JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method: 'tools/call', params: { name: 'get_task_status', arguments: { task_id: taskId, include_result: true } } });
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      target,
-      { method: 'POST', agent: bareAgent, headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'content-length': Buffer.byteLength(body) } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          JSON.parse(Buffer.concat(chunks).toString('utf8'));
-          resolve();
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const bare = new BarePoller(url);
+/** The floor's poll without its store: one POST, the reply read and parsed (bench/lib/bare-poll.ts). */
+const barePoll = async (taskId: string): Promise<void> => void (await bare.poll(taskId));
 
 const clients: Array<[string, AdcpClient]> = [['ours', createAdcpClient({})]];
 if (values.base) {
@@ -94,6 +74,6 @@ for (let r = 0; r < ROUNDS; r++) {
 }
 log(`mean CPU per poll: ${[...sums].map(([name, sum]) => `${name} ${(sum / ROUNDS).toFixed(0)} µs`).join(', ')}`);
 for (const [, c] of clients) await c.close();
-bareAgent.destroy();
+bare.close();
 seller.kill();
 process.exit(0);

@@ -28,11 +28,11 @@
  *
  *   npx tsx bench/poll-dispatch.ts [--ops 100000] [--seconds 20] [--rounds 2] [--concurrency 64] [--profile-ours out.cpuprofile]
  */
-import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import { join } from 'node:path';
 import { fmt, log, machineLine, nextMessage, percentile, printResults, send, sleep, spawnTs, tempDir } from './lib/common.js';
+import { BarePoller, taskStatusBody } from './lib/bare-poll.js';
 import { openFloorDb, TurnCommitter } from './lib/floor-sqlite.js';
 import { floorRows, perSecond, roundRatios } from './lib/floor-report.js';
 import { addAgent, opId, seedOperations, startBenchApp } from './lib/orchestrator.js';
@@ -141,37 +141,18 @@ function cpuSince(start: NodeJS.CpuUsage): { cpuUs: number; sysUs: number } {
 }
 
 // ---- the bare loop over the same transport (the floor stores what it returns) ----
-let rpcId = 0;
 let bareChecksFailed = 0;
-const bareAgent = new http.Agent({ keepAlive: true });
-const target = new URL(sellerUrl);
+const bare = new BarePoller(sellerUrl);
 interface StatusReply {
   result?: { structuredContent?: { status?: string; result?: unknown } };
 }
-const pollBody = (taskId: string) =>
-  JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method: 'tools/call', params: { name: 'get_task_status', arguments: { task_id: taskId, include_result: true } } });
 const checkBare = (body: StatusReply) => {
   if (typeof body.result?.structuredContent?.status !== 'string') bareChecksFailed++;
 };
-function httpPoll(taskId: string): Promise<StatusReply> {
-  const body = pollBody(taskId);
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      target,
-      { method: 'POST', agent: bareAgent, headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'content-length': Buffer.byteLength(body) } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const reply = JSON.parse(Buffer.concat(chunks).toString('utf8')) as StatusReply;
-          checkBare(reply);
-          resolve(reply);
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+async function httpPoll(taskId: string): Promise<StatusReply> {
+  const reply = await bare.poll<StatusReply>(taskId);
+  checkBare(reply);
+  return reply;
 }
 const barePoll = async (i: number): Promise<void> => void (await httpPoll(`task_bare_${i}`));
 
@@ -199,7 +180,7 @@ const floorPoll = async (i: number): Promise<void> => {
 };
 
 async function fetchPoll(i: number): Promise<void> {
-  const res = await fetch(sellerUrl, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: pollBody(`task_fetch_${i}`) });
+  const res = await fetch(sellerUrl, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: taskStatusBody(`task_fetch_${i}`) });
   checkBare((await res.json()) as never);
 }
 
@@ -283,7 +264,7 @@ for (let r = 0; r < ROUNDS && finished < OPS; r++) {
   );
 }
 await sdkClient.close();
-bareAgent.destroy();
+bare.close();
 
 // ---- correctness: every finished poll applied, nothing left leased ----
 const db = bench.app.store.db.kysely;
