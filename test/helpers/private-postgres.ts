@@ -93,10 +93,23 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   };
   let running = false;
   // The postmaster (first line of postmaster.pid) and its children: every backend, the checkpointer, the WAL writer…
+  // The postmaster and its children, read from /proc rather than from a `pgrep` whose failure was
+  // swallowed: in one CI run every backend kept answering through a "freeze".
   const processes = async (): Promise<number[]> => {
     const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
-    const { stdout } = await run('pgrep', ['-P', String(postmaster)]).catch(() => ({ stdout: '' }));
-    return [postmaster, ...stdout.split('\n').filter(Boolean).map(Number)];
+    const children: number[] = [];
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        // stat: "pid (comm) state ppid ...", comm may hold spaces and parentheses: read after the last ')'.
+        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+        if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster) children.push(Number(entry));
+      } catch {
+        /* ended meanwhile */
+      }
+    }
+    if (children.length === 0) throw new Error(`PostgreSQL postmaster ${postmaster} has no child processes to signal`);
+    return [postmaster, ...children];
   };
   const signal = async (sig: NodeJS.Signals) => {
     for (const pid of await processes()) {

@@ -44,7 +44,12 @@ suite('governed campaign on PostgreSQL', () => {
     expect(done.summary).toMatchObject({ done: 2, denied: 1 });
     expect(done.budget.committed).toBe(4_000);
     expect(g.governance.stats().committedByPlan.plan_pg).toBe(4_000);
-    const notes = await g.orch.app.store.notifications.after(g.orch.tenantId, 0, 1000);
-    expect(notes.filter((n) => n.type === 'campaign.completed')).toHaveLength(1);
+    // The campaign reads done from its buys at once; its campaign.completed is written by the watcher's next sweep.
+    const completed = await eventually(async () => {
+      const notes = await g.orch.app.store.notifications.after(g.orch.tenantId, 0, 1000);
+      const found = notes.filter((n) => n.type === 'campaign.completed');
+      return found.length > 0 ? found : undefined;
+    });
+    expect(completed).toHaveLength(1);
   }, 60_000);
 });
