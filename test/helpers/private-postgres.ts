@@ -93,32 +93,43 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   };
   let running = false;
   // The postmaster (first line of postmaster.pid) and its children: every backend, the checkpointer, the WAL writer…
-  // The postmaster and its children, read from /proc rather than from a `pgrep` whose failure was
-  // swallowed: in one CI run every backend kept answering through a "freeze".
-  const processes = async (): Promise<number[]> => {
-    const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
-    const children: number[] = [];
+  // read from /proc rather than from a `pgrep` whose failure was swallowed: in one CI run every
+  // backend kept answering through a "freeze".
+  const postmasterPid = () => Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const children = (postmaster: number): number[] => {
+    const found: number[] = [];
     for (const entry of readdirSync('/proc')) {
       if (!/^\d+$/.test(entry)) continue;
       try {
         // stat: "pid (comm) state ppid ...", comm may hold spaces and parentheses: read after the last ')'.
         const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-        if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster) children.push(Number(entry));
+        if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster) found.push(Number(entry));
       } catch {
         /* ended meanwhile */
       }
     }
-    if (children.length === 0) throw new Error(`PostgreSQL postmaster ${postmaster} has no child processes to signal`);
-    return [postmaster, ...children];
+    if (found.length === 0) throw new Error(`PostgreSQL postmaster ${postmaster} has no child processes to signal`);
+    return found;
   };
-  const signal = async (sig: NodeJS.Signals) => {
-    for (const pid of await processes()) {
-      try {
-        process.kill(pid, sig);
-      } catch {
-        /* ended meanwhile */
-      }
+  const kill = (pid: number, sig: NodeJS.Signals) => {
+    try {
+      process.kill(pid, sig);
+    } catch {
+      /* ended meanwhile */
     }
+  };
+  // The postmaster is stopped first, so that it forks no backend after its children are listed:
+  // another CI run had a connection opened during the freeze answer through it.
+  const freeze = async () => {
+    const postmaster = postmasterPid();
+    kill(postmaster, 'SIGSTOP');
+    for (const pid of children(postmaster)) kill(pid, 'SIGSTOP');
+  };
+  // Children first, the postmaster last, the reverse of the freeze.
+  const thaw = async () => {
+    const postmaster = postmasterPid();
+    for (const pid of children(postmaster)) kill(pid, 'SIGCONT');
+    kill(postmaster, 'SIGCONT');
   };
   await start();
   running = true;
@@ -133,10 +144,10 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       await start();
       running = true;
     },
-    freeze: () => signal('SIGSTOP'),
-    thaw: () => signal('SIGCONT'),
+    freeze,
+    thaw,
     async destroy() {
-      await signal('SIGCONT').catch(() => undefined);
+      await thaw().catch(() => undefined);
       if (running) await pgCtl(['-m', 'immediate', '-w', 'stop']).catch(() => undefined);
       running = false;
       rmSync(dir, { recursive: true, force: true });
