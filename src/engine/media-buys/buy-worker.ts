@@ -22,11 +22,23 @@ export interface BuyWorkerOptions {
   outage?: DatabaseOutage;
 }
 
+interface DueTimes {
+  buy: number | null | undefined;
+  outcome: number | null | undefined;
+}
+
+/** Due now, or not known (a failed read: claiming then meets the error and the outage handling). */
+function isDue(at: number | null | undefined, now: number): boolean {
+  return at === undefined || (at !== null && at <= now);
+}
+
 export class BuyWorker {
   private running = false;
   private inFlight = 0;
   private loopDone: Promise<void> | undefined;
   private wakeResolve: (() => void) | undefined;
+  /** A wake-up that came while the loop was not asleep (reading or claiming): the next sleep is skipped, so no change is missed. */
+  private wokenAwake = false;
   private wakeTimer: NodeJS.Timeout | undefined;
   private readonly active = new Set<Promise<void>>();
 
@@ -46,7 +58,8 @@ export class BuyWorker {
   }
 
   wake(): void {
-    this.wakeResolve?.();
+    if (this.wakeResolve) this.wakeResolve();
+    else this.wokenAwake = true;
   }
 
   async stop(timeoutMs = 10_000): Promise<void> {
@@ -61,9 +74,19 @@ export class BuyWorker {
 
   private async loop(): Promise<void> {
     while (this.running) {
+      // Look before claiming: a claim is a write transaction (and on SQLite a place in a
+      // group commit) even when it finds nothing, and every buy change wakes this loop
+      // (wiring.ts), most of them making nothing due now (a new buy's first read is an
+      // interval away). Two indexed reads tell whether anything is due.
+      const due = await this.dueTimes();
+      const wait = this.waitMs(due);
+      if (wait > 0) {
+        await this.sleep(wait);
+        continue;
+      }
       let claimed = 0;
       try {
-        claimed = await this.claim();
+        claimed = await this.claim(due);
         this.options.outage?.succeeded();
       } catch (err) {
         if (this.options.outage?.failed('media_buys', err)) {
@@ -78,7 +101,8 @@ export class BuyWorker {
         await new Promise((r) => setImmediate(r));
         continue;
       }
-      await this.sleep(await this.sleepMs());
+      // Due, yet nothing claimed (another instance took it, or no room): look again shortly, not at once.
+      await this.sleep(Math.min(this.options.tickMs, 100));
     }
   }
 
@@ -86,17 +110,25 @@ export class BuyWorker {
     return this.options.concurrency - this.inFlight;
   }
 
-  private async claim(): Promise<number> {
+  /** Claims from each table whose work is due (or whose due time could not be read: the claim then meets the error). */
+  private async claim(due: DueTimes): Promise<number> {
     const now = this.clock.now();
     let room = this.room();
     if (room <= 0) return 0;
-    const buys = await this.store.mediaBuys.claimDue(this.options.instanceId, now, this.options.leaseMs, room);
-    for (const b of buys) this.dispatch(() => this.runBuy(b), { buy_id: b.id });
-    room -= buys.length;
-    if (room <= 0) return buys.length;
-    const outcomes = await this.store.deliveryOutcomes.claimDue(this.options.instanceId, now, this.options.leaseMs, room);
-    for (const o of outcomes) this.dispatch(() => this.runOutcome(o), { outcome_id: o.id });
-    return buys.length + outcomes.length;
+    let claimed = 0;
+    if (isDue(due.buy, now)) {
+      const buys = await this.store.mediaBuys.claimDue(this.options.instanceId, now, this.options.leaseMs, room);
+      for (const b of buys) this.dispatch(() => this.runBuy(b), { buy_id: b.id });
+      room -= buys.length;
+      claimed += buys.length;
+      if (room <= 0) return claimed;
+    }
+    if (isDue(due.outcome, now)) {
+      const outcomes = await this.store.deliveryOutcomes.claimDue(this.options.instanceId, now, this.options.leaseMs, room);
+      for (const o of outcomes) this.dispatch(() => this.runOutcome(o), { outcome_id: o.id });
+      claimed += outcomes.length;
+    }
+    return claimed;
   }
 
   private dispatch(work: () => Promise<void>, what: Record<string, string>): void {
@@ -114,16 +146,29 @@ export class BuyWorker {
     this.active.add(task);
   }
 
-  private async sleepMs(): Promise<number> {
+  /** The nearest due time of each table's unleased work (null: none; undefined: could not be read). */
+  private async dueTimes(): Promise<DueTimes> {
+    const now = this.clock.now();
+    const read = (p: Promise<number | null>) => p.catch(() => undefined);
+    const [buy, outcome] = await Promise.all([read(this.store.mediaBuys.nextDueAt(now)), read(this.store.deliveryOutcomes.nextDueAt(now))]);
+    return { buy, outcome };
+  }
+
+  /** How long to sleep before anything is due: 0 when something is due now (or unknown), at most the tick. */
+  private waitMs(due: DueTimes): number {
     if (this.room() <= 0) return Math.min(this.options.tickMs, 100);
     const now = this.clock.now();
-    const [buy, outcome] = await Promise.all([this.store.mediaBuys.nextDueAt(now).catch(() => null), this.store.deliveryOutcomes.nextDueAt(now).catch(() => null)]);
-    const next = [buy, outcome].filter((v): v is number => v !== null);
+    if (isDue(due.buy, now) || isDue(due.outcome, now)) return 0;
+    const next = [due.buy, due.outcome].filter((v): v is number => typeof v === 'number');
     if (next.length === 0) return this.options.tickMs;
-    return Math.max(0, Math.min(this.options.tickMs, Math.min(...next) - now));
+    return Math.max(1, Math.min(this.options.tickMs, Math.min(...next) - now));
   }
 
   private sleep(ms: number): Promise<void> {
+    if (this.wokenAwake) {
+      this.wokenAwake = false;
+      return Promise.resolve();
+    }
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(this.wakeTimer);
