@@ -87,8 +87,11 @@ suite('deferred orphans followed up by another instance on PostgreSQL', () => {
     const running = await a!.app.store.jobLeases.get(`reconcile:${agentId}`);
     expect(running?.owner).toBe(b.app.instanceId);
 
-    const runs = (await a!.app.store.reconcile.listForAgent(agentId, 100)).reverse();
-    expect(runs.every((r) => r.finished_at !== null)).toBe(true);
+    // The run clears the deferral a moment before it records its end (two statements): wait for that end.
+    const runs = await eventually(async () => {
+      const all = (await a!.app.store.reconcile.listForAgent(agentId, 100)).reverse();
+      return all.every((r) => r.finished_at !== null) ? all : undefined;
+    }, 10_000);
     for (let i = 1; i < runs.length; i++) expect(runs[i]!.started_at).toBeGreaterThanOrEqual(runs[i - 1]!.finished_at!);
     expect(JSON.parse(runs.at(-1)!.report!).orphaned_on_server).toEqual([orphan]);
   });
