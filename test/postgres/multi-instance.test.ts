@@ -208,6 +208,11 @@ suite('several serve processes on one PostgreSQL', () => {
     await sse.waitFor(() => true, all.length, 30_000);
     // The live buys' trackers may still be writing: what came after the read must follow it, in order too.
     const seen = sse.messages.map((m) => m.id);
+    // On a miss, say which rows and of what kind (one CI run lost one; the stream's history says where to look).
+    const seenIds = new Set(seen);
+    const missing = all.filter((id) => !seenIds.has(id));
+    const missingRows = missing.length === 0 ? [] : await store!.db.kysely.selectFrom('notifications').select(['seq', 'type', 'operation_id', 'created_at']).where('id', 'in', missing).execute();
+    expect(missingRows, 'notifications missing from A\'s stream').toEqual([]);
     expect(seen.slice(0, all.length)).toEqual(all);
     expect((await notificationIds()).slice(0, seen.length)).toEqual(seen);
     const fromB = created.filter((c) => c.on === 1);
