@@ -27,6 +27,7 @@ import type { Metrics } from '../metrics.js';
 import type { PendingNonce } from '../webhook-ingest.js';
 import { planReport, type ApplyContext, type ReportOutcome } from './report-apply.js';
 import { ReportFireBatch, type FireBatchItem } from './report-batch.js';
+import { ReportingTargets } from './reporting-targets.js';
 
 export interface AuthenticatedFire {
   /** The buy whose URL the fire came to. */
@@ -80,10 +81,12 @@ type Applied = BuyMutateResult<ReportOutcome | null>;
 export class ReportIngest {
   private readonly ctx: ApplyContext;
   private readonly batch: ReportFireBatch;
+  private readonly targets: ReportingTargets;
 
   constructor(private readonly deps: ReportIngestDeps) {
     this.ctx = { store: deps.store, tracking: deps.tracking, random: deps.random };
     // The seam is read when a batch runs (a test sets it after construction).
+    this.targets = new ReportingTargets((token) => deps.store.mediaBuys.reportingTarget(token));
     this.batch = new ReportFireBatch({ store: deps.store, ctx: this.ctx, beforeApply: () => this.deps.beforeApply?.() });
   }
 
@@ -97,9 +100,9 @@ export class ReportIngest {
     return readDeliveryReply(data, this.deps.now(), this.deps.clockSkewMs);
   }
 
-  /** The buy a reporting URL names, or undefined. */
+  /** The buy a reporting URL names, or undefined (kept per process once known: reporting-targets.ts). */
   target(token: string): Promise<ReportingTarget | undefined> {
-    return this.deps.store.mediaBuys.reportingTarget(token);
+    return this.targets.get(token);
   }
 
   async ingest(f: AuthenticatedFire): Promise<FireOutcome> {
