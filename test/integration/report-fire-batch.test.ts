@@ -110,6 +110,31 @@ for (const dialect of dialects) {
       for (const b of buys.slice(1)) expect(await stored(b.id)).toMatchObject({ spend: 3, reports_received: 1 });
     });
 
+    it('a buy takes its fires in the order they came, when an earlier one is left to its own job (several rows)', async () => {
+      const [a, b, c] = await newBuys(3);
+      const ingest = orch().app.reportIngest;
+      const prepare = async (to: Buy, body: string) => {
+        const read = ingest.read(JSON.parse(body));
+        if (!read.ok) throw new Error(read.message);
+        return { target: (await ingest.target(to.url.split('/').pop()!))!, reading: read.reading, fingerprint: webhookFingerprint(JSON.parse(body)), text: body };
+      };
+      // Period 1 of a and b in one body (the one-fire path), then period 2 of a and period 1 of c, all queued in one turn.
+      const both = JSON.parse(fire(a!, 1, 1, 'both-1'));
+      both.media_buy_deliveries.push({ ...both.media_buy_deliveries[0], media_buy_id: b!.mediaBuyId });
+      const fires = await Promise.all([prepare(a!, JSON.stringify(both)), prepare(a!, fire(a!, 2, 2)), prepare(c!, fire(c!, 1, 3)), prepare(c!, fire(c!, 2, 3))]);
+      const outcomes = await Promise.all(fires.map((f) => ingest.ingest(f)));
+      expect(outcomes).toEqual([
+        { kind: 'applied', applied: 2, superseded: 0, duplicates: 0, unmatched: 0 },
+        ...[1, 2, 3].map(() => ({ kind: 'applied', applied: 1, superseded: 0, duplicates: 0, unmatched: 0 })),
+      ]);
+      const sequences = async (id: string) =>
+        (await db().selectFrom('media_buy_events').select('detail').where('buy_id', '=', id).where('kind', '=', 'report_received').orderBy('id').execute()).map((e) => JSON.parse(e.detail!).sequence_number);
+      expect(await sequences(a!.id)).toEqual([1, 2]);
+      expect(await sequences(c!.id)).toEqual([1, 2]);
+      expect(await stored(a!.id)).toMatchObject({ spend: 3, reports_received: 2, last_sequence: 2 });
+      expect(await stored(b!.id)).toMatchObject({ spend: 1, reports_received: 1 });
+    });
+
     it('RFC 9421 nonces: recorded with the batch; a replayed one is refused alone and nothing of its fire is written', async () => {
       // Through the engine's entry, as the receiver calls it once a signature verified (the nonce still to record).
       const buys = await newBuys(4);

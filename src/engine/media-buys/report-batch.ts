@@ -14,7 +14,8 @@
  * one-fire path, in the same transaction, right after): a fire of several rows, one whose
  * row names no buy of its seller and tenant (recorded unmatched there), a governed buy's
  * (its delivery outcome goes to the outbox), a second fire for one buy or with one key, a
- * fire whose nonce was not recorded fresh here (a replay, a key near its cap). And if any
+ * fire whose nonce was not recorded fresh here (a replay, a key near its cap), and a fire
+ * for a buy that one of those, come earlier, may touch (a buy takes its fires in order). And if any
  * fire or report of the batch turns out known already, the whole batch is undone and
  * every fire takes its own job, which tells a duplicate, a retry still in flight and a
  * payload mismatch apart.
@@ -99,6 +100,7 @@ export class ReportFireBatch implements Batcher<FireBatchItem, FireStoredAndAppl
     mine = mine.filter((i) => buyOf.has(i));
     // One change per buy: a second fire for it goes after, from the row the first left.
     mine = firstPerOperation(mine.map((i) => buyOf.get(i)!.id)).map((k) => mine[k]!);
+    mine = keepingEachBuysOrder(items, mine, buyOf);
     if (mine.length === 0) return out;
 
     // Nonces, as one fire records its own: one not recorded fresh here leaves its fire to its own job, which refuses it.
@@ -149,4 +151,30 @@ export class ReportFireBatch implements Batcher<FireBatchItem, FireStoredAndAppl
     });
     return out;
   }
+}
+
+/**
+ * The batch runs before the fires it leaves to their own jobs: so that a buy still takes
+ * its fires in the order they came, a fire is left out too when an earlier one left out
+ * may touch its buy (names it by seller id, or came to its URL: an unmatched row is
+ * recorded there).
+ */
+function keepingEachBuysOrder(items: FireBatchItem[], mine: number[], buyOf: Map<number, MediaBuyRow>): number[] {
+  const batched = new Set(mine);
+  const touchedBuys = new Set<string>();
+  const touchedSellerIds = new Set<string>();
+  const sellerKey = (t: ReportingTarget, mediaBuyId: string) => `${t.tenant_id}\n${t.agent_id}\n${mediaBuyId}`;
+  const kept: number[] = [];
+  items.forEach((it, i) => {
+    if (batched.has(i)) {
+      const buy = buyOf.get(i)!;
+      if (!touchedBuys.has(buy.id) && !touchedSellerIds.has(sellerKey(it.target, buy.media_buy_id))) {
+        kept.push(i);
+        return;
+      }
+    }
+    touchedBuys.add(it.target.id);
+    for (const row of it.reading.rows) touchedSellerIds.add(sellerKey(it.target, row.mediaBuyId));
+  });
+  return kept;
 }
