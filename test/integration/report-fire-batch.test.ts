@@ -4,8 +4,10 @@
  * table. Fired over real HTTP (HMAC-signed, as a seller sends them) at live buys made by
  * a real sandbox seller; each fire must end exactly as it would alone: stored once,
  * every buy holding exactly the sum of its fires, duplicates and payload mismatches
- * told apart, a row naming an unknown buy recorded unmatched, a replayed nonce refused.
- * On PostgreSQL (TEST_DATABASE_URL) each fire keeps its own transaction: the same
+ * told apart, a row naming an unknown buy recorded unmatched, a replayed nonce refused,
+ * each buy's fires taken in the order they came. The last two go through the engine's
+ * entry (as the receiver calls it once authenticated), to queue fires in one turn for
+ * certain and to hand it RFC 9421 nonces without a signing seller. On PostgreSQL (TEST_DATABASE_URL) each fire keeps its own transaction: the same
  * answers and figures, no batch.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
