@@ -10,9 +10,12 @@ import type { LedgerEntry } from '../domain/report-ledger.js';
 import { CompiledQueries } from './compiled.js';
 import type { Db } from './db.js';
 import type { MediaBuyReportsTable } from './schema.js';
+import { paddedIds, placeholders, runSql, type SqlValue } from './multi-row.js';
 import type { Tx } from './tx.js';
 
 export type ReportRow = Selectable<MediaBuyReportsTable>;
+
+type LedgerRowWithBuy = Omit<LedgerEntry, 'by_package' | 'kind'> & { buy_id: string; kind: string; by_package: string };
 
 export function newReportId(): string {
   return `rpt_${uuidv7()}`;
@@ -38,7 +41,57 @@ export class MediaBuyReportsRepo {
     return Number(r.numAffectedRows ?? 0) > 0;
   }
 
-  /** The buy's period reports nothing supersedes: what its totals add up. */
+  /**
+   * `insertIn` for several reports at once (the batched fires, SQLite: src/engine/media-buys/report-batch.ts):
+   * one INSERT; false when any of them was known already (the caller then undoes its batch).
+   */
+  async insertManyIn(trx: Tx, rows: ReportRow[]): Promise<boolean> {
+    if (rows.length === 0) return true;
+    const columns = Object.keys(rows[0]!) as Array<keyof ReportRow>;
+    const { rows: inserted } = await runSql<{ id: string }>(
+      trx,
+      this.db.direct,
+      `INSERT INTO media_buy_reports (${columns.join(', ')}) VALUES ${placeholders(rows.length, columns.length)} ON CONFLICT (buy_id, dedupe_key) DO NOTHING RETURNING id`,
+      rows.flatMap((r) => columns.map((c) => r[c] as SqlValue)),
+    );
+    return inserted.length === rows.length;
+  }
+
+  /**
+   * `livePeriodsIn` for several buys in one statement, per buy in the same order as the one-buy
+   * read: the ledger's sums are then added up in the same order either way.
+   */
+  async livePeriodsManyIn(trx: Tx, buyIds: readonly string[]): Promise<Map<string, LedgerEntry[]>> {
+    const out = new Map<string, LedgerEntry[]>(buyIds.map((id) => [id, []]));
+    if (buyIds.length === 0) return out;
+    const padded = paddedIds(buyIds);
+    const { rows } = await runSql<LedgerRowWithBuy>(
+      trx,
+      this.db.direct,
+      'SELECT buy_id, id, kind, notification_type, sequence_number, period_start, period_end, impressions, spend, clicks, by_package, received_at, superseded_by ' +
+        `FROM media_buy_reports WHERE buy_id IN (${padded.map(() => '?').join(', ')}) AND kind = 'period' AND superseded_by IS NULL ORDER BY buy_id, period_start, received_at, id`,
+      padded,
+    );
+    for (const { buy_id, ...r } of rows) out.get(buy_id)?.push({ ...r, kind: 'period' as const, by_package: JSON.parse(r.by_package) as LedgerEntry['by_package'] });
+    return out;
+  }
+
+  /** `latestSnapshotIn` for several buys in one statement (per buy, its newest snapshot by the same order). */
+  async latestSnapshotsIn(trx: Tx, buyIds: readonly string[]): Promise<Map<string, ReportRow>> {
+    const out = new Map<string, ReportRow>();
+    if (buyIds.length === 0) return out;
+    const { rows } = await runSql<ReportRow>(
+      trx,
+      this.db.direct,
+      `WITH v (b) AS (VALUES ${placeholders(buyIds.length, 1)}) SELECT r.* FROM v CROSS JOIN media_buy_reports r ON r.id = (` +
+        "SELECT s.id FROM media_buy_reports s WHERE s.buy_id = v.b AND s.kind = 'snapshot' ORDER BY s.period_end DESC, s.received_at DESC LIMIT 1)",
+      [...buyIds],
+    );
+    for (const r of rows) out.set(r.buy_id, r);
+    return out;
+  }
+
+  /** The buy's period reports nothing supersedes: what its totals add up (oldest period first, a fixed order whatever index is used). */
   async livePeriodsIn(trx: Tx, buyId: string): Promise<LedgerEntry[]> {
     const { rows } = await this.compiled.execute(trx, 'livePeriods', [buyId, 'period'], ([b, k]) =>
       trx
@@ -46,7 +99,10 @@ export class MediaBuyReportsRepo {
         .select(['id', 'kind', 'notification_type', 'sequence_number', 'period_start', 'period_end', 'impressions', 'spend', 'clicks', 'by_package', 'received_at', 'superseded_by'])
         .where('buy_id', '=', b)
         .where('kind', '=', k)
-        .where('superseded_by', 'is', null),
+        .where('superseded_by', 'is', null)
+        .orderBy('period_start')
+        .orderBy('received_at')
+        .orderBy('id'),
     );
     return rows.map((r) => ({ ...r, kind: 'period' as const, by_package: JSON.parse(r.by_package) as LedgerEntry['by_package'] }));
   }

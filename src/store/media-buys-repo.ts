@@ -13,6 +13,8 @@ import { buyNotificationFor } from '../domain/media-buy-status.js';
 import { mediaBuyNotificationBody, presentMediaBuy } from '../domain/media-buy-json.js';
 import { CompiledQueries, isPrimitive, updateById } from './compiled.js';
 import { claimDueRows, nextTimerAt } from './timer-claims.js';
+import { updateBuysIn } from './media-buys-batch.js';
+import { paddedIds, runSql } from './multi-row.js';
 import type { Db } from './db.js';
 import type { MediaBuysTable } from './schema.js';
 import { inWriteTransaction, type Tx } from './tx.js';
@@ -177,6 +179,56 @@ export class MediaBuysRepo {
       trx.selectFrom('media_buys').selectAll().where('agent_id', '=', a).where('media_buy_id', '=', m).where('tenant_id', '=', t),
     );
     return rows[0];
+  }
+
+  /**
+   * `bySellerIdIn` for several seller ids of one agent at once (the batched fires): one
+   * statement on the unique (agent_id, media_buy_id) index. Keyed by media_buy_id; only the
+   * tenant's buys.
+   */
+  async bySellerIdsIn(trx: Tx, tenantId: string, agentId: string, mediaBuyIds: readonly string[]): Promise<Map<string, MediaBuyRow>> {
+    const out = new Map<string, MediaBuyRow>();
+    const unique = [...new Set(mediaBuyIds)];
+    if (unique.length === 0) return out;
+    // Padded (src/store/multi-row.ts): few distinct statements to prepare.
+    const ids = paddedIds(unique);
+    const { rows } = await runSql<MediaBuyRow>(
+      trx,
+      this.db.direct,
+      `SELECT * FROM media_buys WHERE agent_id = ? AND media_buy_id IN (${ids.map(() => '?').join(', ')})`,
+      [agentId, ...ids],
+    );
+    for (const r of rows) if (r.tenant_id === tenantId) out.set(r.media_buy_id, r);
+    return out;
+  }
+
+  /**
+   * The writes of `mutateIn` for several changes decided already, one per buy (the batched
+   * fires, SQLite: src/store/media-buys-batch.ts): one UPDATE per set of changed columns, one
+   * INSERT of every event, one of every notification, in change order.
+   */
+  async writeChangesIn<T>(trx: Tx, changes: Array<{ row: MediaBuyRow; plan: BuyPlan<T>; now: number }>): Promise<Array<BuyMutateResult<T>>> {
+    const patched = changes.map((c) => ({ before: c.row, patch: { ...c.plan.patch, updated_at: c.now } as MediaBuyPatch }));
+    await updateBuysIn(this.db.direct, trx, patched, (t, id, patch) => updateById(this.compiled, t, 'media_buys', id, patch));
+    const rows = patched.map((p) => ({ ...p.before, ...p.patch }) as MediaBuyRow);
+    const values = changes.flatMap((c, i) => (c.plan.events ?? []).map((e) => eventValues(rows[i]!, e, c.now)));
+    const { rows: written } = values.length === 0 ? { rows: [] as BuyEventRow[] } : await this.insertEventRows(trx, values);
+    // New rowids are handed out in VALUES order; RETURNING's own order is not promised.
+    written.sort((a, b) => a.id - b.id);
+    let next = 0;
+    const events = changes.map((c) => {
+      const mine = written.slice(next, next + (c.plan.events ?? []).length);
+      next += mine.length;
+      return mine;
+    });
+    const built = rows.map((row, i) => this.notificationRows(row, events[i]!));
+    const inserted = await this.notifications.insertManyIn(trx, built.flat());
+    next = 0;
+    return changes.map((c, i) => {
+      const notifications = inserted.slice(next, next + built[i]!.length);
+      next += built[i]!.length;
+      return { outcome: 'applied', value: c.plan.value, row: rows[i]!, events: events[i]!, notifications };
+    });
   }
 
   async reportingTarget(token: string): Promise<ReportingTarget | undefined> {

@@ -9,6 +9,7 @@ import type { Selectable } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { CompiledQueries } from './compiled.js';
 import type { Db } from './db.js';
+import { placeholders, runSql, type SqlValue } from './multi-row.js';
 import type { ReportingFiresTable } from './schema.js';
 import { inWriteTransaction, type Tx } from './tx.js';
 
@@ -36,9 +37,10 @@ export class ReportingFiresRepo {
     this.compiled = new CompiledQueries(db.direct);
   }
 
-  /** Inserts the fire in `state` unless (sender, key) is known, and says which case it was. */
-  async recordIn(trx: Tx, f: NewFire, state: 'received' | 'applied', outcome: string | null, now: number): Promise<FireRecord> {
-    const row: FireRow = {
+  /** The row a fire is stored as (not yet written). */
+  newRow(f: NewFire, state: 'received' | 'applied', outcome: string | null, now: number): FireRow {
+    return {
+      // Time-ordered (UUIDv7): appends to the primary-key index.
       id: uuidv7(),
       sender: f.sender,
       idempotency_key: f.idempotencyKey,
@@ -50,6 +52,11 @@ export class ReportingFiresRepo {
       received_at: now,
       applied_at: state === 'applied' ? now : null,
     };
+  }
+
+  /** Inserts the fire in `state` unless (sender, key) is known, and says which case it was. */
+  async recordIn(trx: Tx, f: NewFire, state: 'received' | 'applied', outcome: string | null, now: number): Promise<FireRecord> {
+    const row = this.newRow(f, state, outcome, now);
     const columns = Object.keys(row) as Array<keyof FireRow>;
     const inserted = await this.compiled.execute(trx, 'insert', Object.values(row), (p) =>
       trx
@@ -65,6 +72,23 @@ export class ReportingFiresRepo {
     if (!existing) throw new Error(`reporting fire ${f.sender}/${f.idempotencyKey} neither inserted nor found`);
     if (existing.fingerprint !== f.fingerprint) return { kind: 'payload_mismatch', fire: existing };
     return existing.state === 'applied' ? { kind: 'duplicate_applied', fire: existing } : { kind: 'duplicate_in_flight', fire: existing };
+  }
+
+  /**
+   * Fire rows (`newRow`) stored already applied, all in one INSERT (the batched fires, SQLite:
+   * src/engine/media-buys/report-batch.ts); false when any (sender, key) was known already:
+   * the caller then undoes its batch, and each fire's own path tells the cases apart.
+   */
+  async recordAppliedManyIn(trx: Tx, rows: FireRow[]): Promise<boolean> {
+    if (rows.length === 0) return true;
+    const columns = Object.keys(rows[0]!) as Array<keyof FireRow>;
+    const { rows: inserted } = await runSql<{ id: string }>(
+      trx,
+      this.db.direct,
+      `INSERT INTO reporting_fires (${columns.join(', ')}) VALUES ${placeholders(rows.length, columns.length)} ON CONFLICT (sender, idempotency_key) DO NOTHING RETURNING id`,
+      rows.flatMap((r) => columns.map((c) => r[c] as SqlValue)),
+    );
+    return inserted.length === rows.length;
   }
 
   /** Stores a fire `received`, on its own commit (the fallback when applying with it failed). */

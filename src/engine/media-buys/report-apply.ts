@@ -11,8 +11,8 @@ import { randomUUID } from 'node:crypto';
 import type { BuyDelivery, DeliveryReading } from '../../domain/delivery-report.js';
 import { buyPacing, deliveryFigures, packagesWithDelivery, withReportedPackages, type PackageState } from '../../domain/media-buy-delivery.js';
 import { sequencePart, statusPart, timersAfterDeliveryRead, timersAfterReport, type NewEventSpec } from '../../domain/media-buy-plans.js';
-import { DEFAULT_PACING, pacingAlert, type PacingState } from '../../domain/pacing.js';
-import { placeInLedger, reportDedupeKey, round, type ReportKind } from '../../domain/report-ledger.js';
+import { DEFAULT_PACING, pacingAlert, type PacingState, type PacingThresholds } from '../../domain/pacing.js';
+import { placeInLedger, reportDedupeKey, round, type LedgerEntry, type ReportKind } from '../../domain/report-ledger.js';
 import type { TrackingPolicy } from '../../domain/media-buy-timers.js';
 import type { MediaBuyRow, Store } from '../../store/index.js';
 import { newReportId, type ReportRow } from '../../store/media-buy-reports-repo.js';
@@ -38,13 +38,13 @@ export interface ApplyContext {
   random: () => number;
 }
 
-/** The plan for MediaBuysRepo.mutateIn: stores the report and decides the buy's change. */
-export async function planReport(ctx: ApplyContext, trx: Tx, buy: MediaBuyRow, input: ReportInput, now: number): Promise<BuyPlan<ReportOutcome>> {
+/** The report row a buy's row of a reading makes (not yet stored). */
+export function reportRowFor(buy: MediaBuyRow, input: ReportInput, now: number): ReportRow {
   const { reading, row, source } = input;
   const kind: ReportKind = source === 'poll' ? 'snapshot' : 'period';
   const notificationType = kind === 'snapshot' ? null : reading.notificationType;
   const sequenceNumber = kind === 'snapshot' ? null : (reading.sequenceNumber ?? null);
-  const report: ReportRow = {
+  return {
     id: newReportId(),
     buy_id: buy.id,
     tenant_id: buy.tenant_id,
@@ -66,27 +66,50 @@ export async function planReport(ctx: ApplyContext, trx: Tx, buy: MediaBuyRow, i
     fire_id: input.fireId,
     received_at: now,
   };
-  if (!(await ctx.store.reports.insertIn(trx, report))) {
-    // Known already; a poll that read it again is still a read done (its timer must move on).
-    return { patch: source === 'poll' ? timersAfterDeliveryRead(buy, ctx.tracking, now, ctx.random) : undefined, value: 'duplicate' };
-  }
+}
+
+/** What `decideReport` needs read from the store, besides the buy: all as they were before the report was stored. */
+export interface ReportReads {
+  /** The buy's counted period reports (nothing supersedes them), the new report not among them. */
+  live: LedgerEntry[];
+  /** The buy's newest poll snapshot, if any. */
+  snapshot: ReportRow | undefined;
+  /** The pacing thresholds of the buy's tenant. */
+  thresholds: PacingThresholds;
+}
+
+/** What a stored report changes: the buy's plan, and the ledger's writes that go with it. */
+export interface ReportDecision {
+  plan: BuyPlan<ReportOutcome>;
+  /** A later report of its period that outranks the new one (it is stored superseded by it). */
+  outranked: string | null;
+  /** The reports the new one supersedes. */
+  replaced: string[];
+  /** A governed buy's counted period: its delivery outcome goes to the outbox. */
+  queueOutcome: boolean;
+}
+
+/**
+ * The decision for a report newly stored (not a duplicate), from what was read: pure, so the
+ * one-report path (`planReport`) and the batched fires (report-batch.ts) decide alike.
+ */
+export function decideReport(ctx: Pick<ApplyContext, 'tracking' | 'random'>, buy: MediaBuyRow, input: ReportInput, report: ReportRow, reads: ReportReads, now: number): ReportDecision {
+  const { reading, row, source } = input;
+  const kind = report.kind as ReportKind;
+  const notificationType = report.notification_type;
+  const sequenceNumber = report.sequence_number;
 
   let outranked: string | null = null;
   let replaced: string[] = [];
-  // The counted periods, read once (this report among them when it is one) and kept up to date here.
-  let periods = await ctx.store.reports.livePeriodsIn(trx, buy.id);
+  let periods = reads.live;
   if (kind === 'period') {
-    const own = periods.find((e) => e.id === report.id)!;
-    const live = periods.filter((e) => e.id !== report.id);
-    const place = placeInLedger({ notificationType: reading.notificationType, sequenceNumber, period: reading.period }, live);
+    const place = placeInLedger({ notificationType: reading.notificationType, sequenceNumber, period: reading.period }, reads.live);
     outranked = place.supersededBy;
     replaced = place.supersedes;
-    if (outranked) await ctx.store.reports.supersedeIn(trx, [report.id], outranked);
-    await ctx.store.reports.supersedeIn(trx, replaced, report.id);
-    periods = [...live.filter((e) => !replaced.includes(e.id)), ...(outranked ? [] : [own])];
+    periods = [...reads.live.filter((e) => !replaced.includes(e.id)), ...(outranked ? [] : [ledgerEntryOf(report)])];
   }
 
-  const snapshot = await ctx.store.reports.latestSnapshotIn(trx, buy.id);
+  const snapshot = reads.snapshot;
   const figures = deliveryFigures(
     periods,
     snapshot ? { impressions: snapshot.impressions, spend: snapshot.spend, clicks: snapshot.clicks, period_end: snapshot.period_end, by_package: JSON.parse(snapshot.by_package) } : null,
@@ -94,8 +117,7 @@ export async function planReport(ctx: ApplyContext, trx: Tx, buy: MediaBuyRow, i
   // A restatement of a period the latest poll already covers changes the seller's own figure: read it again.
   const restatesPolled = kind === 'period' && snapshot !== undefined && reading.period.start < snapshot.period_end && replaced.length > 0;
   const packages = packagesWithDelivery(withReportedPackages(JSON.parse(buy.packages) as PackageState[], row.byPackage), figures.byPackage);
-  const thresholds = (await ctx.store.settings.forTenantIn(buy.tenant_id, trx)).pacing ?? DEFAULT_PACING;
-  const pacing = buyPacing(buy, figures, packages, thresholds);
+  const pacing = buyPacing(buy, figures, packages, reads.thresholds);
 
   const patch: MediaBuyPatch = {
     packages: JSON.stringify(packages),
@@ -149,11 +171,49 @@ export async function planReport(ctx: ApplyContext, trx: Tx, buy: MediaBuyRow, i
   );
   events.push(...pacingEvents(buy.pacing_state as PacingState, pacing, source));
 
-  // A governed buy's counted periods go to its governance agent, each with a fresh key.
-  if (kind === 'period' && !outranked && buy.governance && buy.governance_context_enc) {
-    await queueDeliveryOutcome(ctx, trx, buy, report, now);
+  return {
+    plan: { patch, events: events.map((e) => ({ ...e, at: now })), value: outranked ? 'superseded' : 'applied' },
+    outranked,
+    replaced,
+    queueOutcome: kind === 'period' && !outranked && Boolean(buy.governance && buy.governance_context_enc),
+  };
+}
+
+/** A stored period report as the ledger sees it. */
+function ledgerEntryOf(report: ReportRow): LedgerEntry {
+  return {
+    id: report.id,
+    kind: 'period',
+    notification_type: report.notification_type,
+    sequence_number: report.sequence_number,
+    period_start: report.period_start,
+    period_end: report.period_end,
+    impressions: report.impressions,
+    spend: report.spend,
+    clicks: report.clicks,
+    by_package: JSON.parse(report.by_package) as LedgerEntry['by_package'],
+    received_at: report.received_at,
+    superseded_by: null,
+  };
+}
+
+/** The plan for MediaBuysRepo.mutateIn: stores the report (its reads and writes one by one) and decides the buy's change. */
+export async function planReport(ctx: ApplyContext, trx: Tx, buy: MediaBuyRow, input: ReportInput, now: number): Promise<BuyPlan<ReportOutcome>> {
+  const report = reportRowFor(buy, input, now);
+  if (!(await ctx.store.reports.insertIn(trx, report))) {
+    // Known already; a poll that read it again is still a read done (its timer must move on).
+    return { patch: input.source === 'poll' ? timersAfterDeliveryRead(buy, ctx.tracking, now, ctx.random) : undefined, value: 'duplicate' };
   }
-  return { patch, events: events.map((e) => ({ ...e, at: now })), value: outranked ? 'superseded' : 'applied' };
+  // Read after the insert (as ever): the new report is among them when it is a period, and left out here.
+  const live = (await ctx.store.reports.livePeriodsIn(trx, buy.id)).filter((e) => e.id !== report.id);
+  const snapshot = await ctx.store.reports.latestSnapshotIn(trx, buy.id);
+  const thresholds = (await ctx.store.settings.forTenantIn(buy.tenant_id, trx)).pacing ?? DEFAULT_PACING;
+  const decided = decideReport(ctx, buy, input, report, { live, snapshot, thresholds }, now);
+  if (decided.outranked) await ctx.store.reports.supersedeIn(trx, [report.id], decided.outranked);
+  await ctx.store.reports.supersedeIn(trx, decided.replaced, report.id);
+  // A governed buy's counted periods go to its governance agent, each with a fresh key.
+  if (decided.queueOutcome) await queueDeliveryOutcome(ctx, trx, buy, report, now);
+  return decided.plan;
 }
 
 function pacingEvents(before: PacingState, pacing: { state: PacingState; ratio: number | null; expected_spend: number | null }, source: string): NewEventSpec[] {
@@ -164,7 +224,7 @@ function pacingEvents(before: PacingState, pacing: { state: PacingState; ratio: 
 }
 
 /** The report_plan_outcome `delivery` arguments for a period, stored once: every attempt sends the same key and bytes. */
-async function queueDeliveryOutcome(ctx: ApplyContext, trx: Tx, buy: MediaBuyRow, report: ReportRow, now: number): Promise<void> {
+export async function queueDeliveryOutcome(ctx: ApplyContext, trx: Tx, buy: MediaBuyRow, report: ReportRow, now: number): Promise<void> {
   const governance = JSON.parse(buy.governance!) as { agent_id: string; plan_id: string };
   const cpm = report.impressions > 0 ? round((report.spend / report.impressions) * 1000) : 0;
   const request = {

@@ -4,7 +4,8 @@
  * receiver for a report sent to a create's own URL) has authenticated the sender
  * and read the body; from here on only the engine touches the store.
  *
- * In ONE write transaction (group-committed on SQLite): the RFC 9421 nonce, the
+ * In ONE write transaction (group-committed on SQLite, and there batched with the other
+ * fires of its group when it can be: report-batch.ts): the RFC 9421 nonce, the
  * fire (deduped on (sender, idempotency_key), else on its content) stored already
  * applied, and each of its rows applied to the buy it names — only buys of the
  * same seller and tenant as the buy whose URL it came to; a row naming any other
@@ -20,11 +21,13 @@ import type { TrackingPolicy } from '../../domain/media-buy-timers.js';
 import type { Store } from '../../store/index.js';
 import type { BuyMutateResult, ReportingTarget } from '../../store/media-buys-repo.js';
 import type { FireRecord, FireRow, NewFire } from '../../store/reporting-fires-repo.js';
-import { inWriteTransaction, type Tx } from '../../store/tx.js';
+import { inWriteBatch, inWriteTransaction, type Tx } from '../../store/tx.js';
 import { buyChange, type ChangeBus } from '../change-bus.js';
 import type { Metrics } from '../metrics.js';
 import type { PendingNonce } from '../webhook-ingest.js';
 import { planReport, type ApplyContext, type ReportOutcome } from './report-apply.js';
+import { ReportFireBatch, type FireBatchItem } from './report-batch.js';
+import { ReportingTargets } from './reporting-targets.js';
 
 export interface AuthenticatedFire {
   /** The buy whose URL the fire came to. */
@@ -77,9 +80,14 @@ type Applied = BuyMutateResult<ReportOutcome | null>;
 
 export class ReportIngest {
   private readonly ctx: ApplyContext;
+  private readonly batch: ReportFireBatch;
+  private readonly targets: ReportingTargets;
 
   constructor(private readonly deps: ReportIngestDeps) {
     this.ctx = { store: deps.store, tracking: deps.tracking, random: deps.random };
+    // The seam is read when a batch runs (a test sets it after construction).
+    this.targets = new ReportingTargets((token) => deps.store.mediaBuys.reportingTarget(token));
+    this.batch = new ReportFireBatch({ store: deps.store, ctx: this.ctx, beforeApply: () => this.deps.beforeApply?.() });
   }
 
   /** Reads a fire's body (either style) against our clock and the skew allowed. */
@@ -92,9 +100,9 @@ export class ReportIngest {
     return readDeliveryReply(data, this.deps.now(), this.deps.clockSkewMs);
   }
 
-  /** The buy a reporting URL names, or undefined. */
+  /** The buy a reporting URL names, or undefined (kept per process once known: reporting-targets.ts). */
   target(token: string): Promise<ReportingTarget | undefined> {
-    return this.deps.store.mediaBuys.reportingTarget(token);
+    return this.targets.get(token);
   }
 
   async ingest(f: AuthenticatedFire): Promise<FireOutcome> {
@@ -106,8 +114,10 @@ export class ReportIngest {
       payload: f.text,
     };
     let together: { record: FireRecord; results?: Applied[] };
+    const item: FireBatchItem = { target: f.target, fire, reading: f.reading, nonce: f.nonce, now: this.deps.now() };
     try {
-      together = await inWriteTransaction(this.deps.store.db, async (trx) => {
+      // Batched with the other fires of its group commit when it can be (report-batch.ts; SQLite); else this, its own job.
+      together = await inWriteBatch(this.deps.store.db, this.batch, item, async (trx) => {
         if (f.nonce) await this.insertNonce(trx, f.nonce);
         const now = this.deps.now();
         const record = await this.deps.store.fires.recordIn(trx, fire, 'applied', 'applied', now);
