@@ -318,11 +318,15 @@ if (values.client) {
       value: `${r.p50.toFixed(1)} / ${r.p99.toFixed(1)} ms`,
       ...(target ? { target: 'p99 ≤ 20 ms at half the ingest rate', pass: r.p99 <= 20 && r.seen === r.sent && r.missing === 0 && r.skipped === 0 && r.non200 === 0 } : {}),
     });
+    // Skipped deliveries were never sent: the sender holds back past its in-flight cap when the
+    // app answers slower than the offered rate. At the target rate that is a miss (the rate is
+    // meant to be half the capacity); in a diagnostic phase offered beyond capacity it is what
+    // the phase shows, and correctness is only that every delivery sent was answered and seen.
     rows.push({
-      figure: `  check at ${fmt(rate)}/s: sent / events seen / missing / skipped (>${MAX_IN_FLIGHT} in flight) / non-200`,
+      figure: `  check at ${fmt(rate)}/s: sent / events seen / missing / skipped (>${MAX_IN_FLIGHT} in flight${target ? '' : '; information in a diagnostic phase'}) / non-200`,
       value: `${r.sent} / ${r.seen} / ${r.missing} / ${r.skipped} / ${r.non200}`,
-      target: 'seen = sent, rest 0',
-      pass: r.seen === r.sent && r.missing === 0 && r.skipped === 0 && r.non200 === 0,
+      target: target ? 'seen = sent, rest 0' : 'seen = sent, missing and non-200 0',
+      pass: r.seen === r.sent && r.missing === 0 && (r.skipped === 0 || !target) && r.non200 === 0,
     });
     rows.push({
       figure: `  at ${fmt(rate)}/s: orchestrator event-loop delay p99 / max`,
