@@ -17,7 +17,10 @@
  * The ratio of record is the median of the per-round ratios (each round: ours ÷ floor).
  * Printed beside it, for information: the bare endpoints that store nothing (the
  * baselines of earlier sessions), absolute rates, and the ceiling of the engine and
- * store alone (no HTTP, no signature, see ceilingRound).
+ * store alone (no HTTP, no signature, see ceilingRound), and the CPU each side spends
+ * per acknowledged delivery (process.cpuUsage over its rounds: this process serves the
+ * bare endpoint, the floor and the orchestrator, one at a time; the load generator is
+ * another process), the figure that moves least with the machine's other load.
  *
  * Operations are seeded `submitted` (sealed HMAC secrets, or an agent with an inline
  * JWKS). Every delivery is a distinct, validly signed envelope with a unique
@@ -153,6 +156,8 @@ for (const [side, o] of [['orchestrator', origin], ['floor', endpoints.floor.rfc
 }
 
 interface Round {
+  /** CPU seconds this process (which serves all three sides; the load generator is another) spent in each side's round. */
+  cpu: { bare: number; floor: number; ours: number };
   bare: LoadResult;
   floor: LoadResult;
   /** Rows the floor's table gained in this round (must equal its 200s). */
@@ -162,6 +167,11 @@ interface Round {
   oursApplyWait: number;
 }
 const rounds: Record<IngestMode, Round[]> = { hmac: [], rfc9421: [] };
+/** CPU seconds (user + system, every thread) this process has used so far. */
+const cpuSeconds = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+};
 const profiles: string[] = [];
 const profiler = new Profiler();
 if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
@@ -171,20 +181,28 @@ for (let k = 0; k < N_ROUNDS; k++) {
     const file = chunks[mode][k]!;
     const durationMs = SECONDS * 1000;
     const r: Partial<Round> = {};
+    const cpu = { bare: 0, floor: 0, ours: 0 };
+    r.cpu = cpu;
     const sides: Array<() => Promise<void>> = [
       async () => {
+        const c0 = cpuSeconds();
         r.bare = await load({ origin: endpoints.bare[mode], file, durationMs, label: `round ${k + 1} bare ${mode}` });
+        cpu.bare = cpuSeconds() - c0;
       },
       async () => {
         const before = endpoints.floorStored(mode);
+        const c0 = cpuSeconds();
         r.floor = await load({ origin: endpoints.floor[mode], file, durationMs, label: `round ${k + 1} floor ${mode}` });
+        cpu.floor = cpuSeconds() - c0;
         r.floorStored = endpoints.floorStored(mode) - before;
       },
       async () => {
         const profiling = PROFILE_DIR !== undefined && k === 0;
         if (profiling) await profiler.start();
+        const c0 = cpuSeconds();
         r.ours = await load({ origin, file, durationMs, label: `round ${k + 1} orchestrator ${mode}${profiling ? ' (profiled)' : ''}` });
         const applied = await waitForCount(() => appliedDeliveries(bench.app.store, prefixOf(mode, k)), r.ours.ok, APPLY_TIMEOUT_MS);
+        cpu.ours = cpuSeconds() - c0;
         r.oursApplyWait = applied.seconds;
         logApplyWait(`round ${k + 1} orchestrator ${mode}`, applied.seconds);
         if (profiling) {
@@ -207,7 +225,7 @@ loadRunner.close();
  * authentication: target read, parse, one `ingest` call), 64 in flight like the load
  * generator, same mix. No HTTP layer on top can be faster than this.
  */
-async function ceilingRound(file: string, ms: number): Promise<{ applied: number; other: number; seconds: number }> {
+async function ceilingRound(file: string, ms: number): Promise<{ applied: number; other: number; seconds: number; cpu: number }> {
   const deliveries = readFileSync(file, 'utf8')
     .split('\n')
     .map((line) => JSON.parse(line) as { path: string; body: string })
@@ -216,6 +234,7 @@ async function ceilingRound(file: string, ms: number): Promise<{ applied: number
   let next = 0;
   let applied = 0;
   let other = 0;
+  const c0 = cpuSeconds();
   const t0 = performance.now();
   const until = t0 + ms;
   const worker = async () => {
@@ -230,7 +249,7 @@ async function ceilingRound(file: string, ms: number): Promise<{ applied: number
     }
   };
   await Promise.all(Array.from({ length: LOAD.inFlight }, worker));
-  return { applied, other, seconds: (performance.now() - t0) / 1000 };
+  return { applied, other, seconds: (performance.now() - t0) / 1000, cpu: cpuSeconds() - c0 };
 }
 const ceilingOps = seed('wh-ceil-', HMAC_OPS, 'hmac');
 if (SQL_TIMING) resetSqlTiming();
@@ -278,9 +297,14 @@ for (const [mode, label, prefix] of [
   );
   resultRows.push({ figure: '  information: bare endpoint storing nothing; floor / bare; ours / bare', value: `${perSecond(bareRate)}; ${(floorRate / bareRate).toFixed(3)}×; ${(oursRate / bareRate).toFixed(3)}×` });
   resultRows.push({ figure: '  information: floor mean deliveries per group commit', value: endpoints.floorGroupSize(mode).toFixed(1) });
+  const us = (cpu: number, n: number) => `${((cpu / Math.max(1, n)) * 1e6).toFixed(0)} µs`;
+  resultRows.push({
+    figure: '  information: CPU per acknowledged delivery, server side (bare; floor; ours)',
+    value: `${us(sum(rs, (r) => r.cpu.bare), sum(rs, (r) => r.bare.ok))}; ${us(sum(rs, (r) => r.cpu.floor), floorOk)}; ${us(sum(rs, (r) => r.cpu.ours), oursOk)}`,
+  });
   if (mode === 'hmac') {
     const ceil = ceiling.applied / ceiling.seconds;
-    resultRows.push({ figure: '  information: ceiling, engine + store alone, no HTTP, no signature (this process, 64 in flight)', value: `${perSecond(ceil)} = ${(ceil / floorRate).toFixed(3)}× floor` });
+    resultRows.push({ figure: '  information: ceiling, engine + store alone, no HTTP, no signature (this process, 64 in flight)', value: `${perSecond(ceil)} = ${(ceil / floorRate).toFixed(3)}× floor, CPU ${us(ceiling.cpu, ceiling.applied)} per delivery` });
     const cc = await checks('wh-ceil-');
     resultRows.push({ figure: '  check, ceiling: every applied outcome stored applied, none other', value: `${cc.applied} / ${ceiling.applied}, ${ceiling.other}`, target: 'equal, 0', pass: cc.applied === ceiling.applied && ceiling.other === 0 && cc.received === 0 });
   }
