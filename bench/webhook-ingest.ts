@@ -34,8 +34,9 @@
  * stored twice, no operation completed twice; every delivery a floor acknowledged is in
  * its table.
  *
- * --profile DIR writes a CPU profile of the orchestrator's first round of each mode
- * (V8 inspector in this process, as `node --cpu-prof`) and prints its top self time;
+ * --profile DIR writes a CPU profile of the orchestrator's first round of each mode and
+ * of the 32-in-flight ceiling (V8 inspector in this process, as `node --cpu-prof`) and
+ * prints their top self time;
  * profiled rounds are slower, so such a run is not a run of record.
  *
  *   npx tsx bench/webhook-ingest.ts [--seconds 5] [--rounds 3] [--profile DIR]
@@ -264,7 +265,15 @@ for (const [i, inFlight] of CEILING_IN_FLIGHT.entries()) {
   const prefix = i === 0 ? 'wh-ceil-' : `wh-ceil${inFlight}-`;
   const ops = seed(prefix, HMAC_OPS, 'hmac');
   if (SQL_TIMING) resetSqlTiming();
-  const c = await ceilingRound(writeRequests(`ceiling-${inFlight}`, ops, 'hmac'), SECONDS * 1000, inFlight);
+  const file = writeRequests(`ceiling-${inFlight}`, ops, 'hmac');
+  // Profiled too, at 32 in flight: beside ours, it tells which costs are the HTTP layer's.
+  const profiling = PROFILE_DIR !== undefined && inFlight === LOAD.connections;
+  if (profiling) await profiler.start();
+  const c = await ceilingRound(file, SECONDS * 1000, inFlight);
+  if (profiling) {
+    const out = join(PROFILE_DIR!, `webhook-ingest-ceiling-${inFlight}.cpuprofile`);
+    profiles.push(`\n### ceiling, ${inFlight} in flight (${out})\n\n${topSelfTable(topSelf(await profiler.stop(out), 15, REPO_ROOT))}\n`);
+  }
   if (SQL_TIMING) log(`ceiling ${inFlight} in flight, ${c.applied} deliveries:\n${sqlTimingReport(8)}`);
   log(`ceiling (engine + store alone, HMAC mix, ${inFlight} in flight): ${fmt(c.applied / c.seconds)}/s applied, ${c.other} other outcomes`);
   ceilings.push({ inFlight, prefix, ...c });
