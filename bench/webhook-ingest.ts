@@ -223,8 +223,8 @@ loadRunner.close();
 /**
  * The ceiling of our durable path on this machine: the engine + store alone, in this
  * process, with no HTTP and no signature check (the receiver's work after
- * authentication: target read, parse, one `ingest` call), 64 in flight like the load
- * generator, same mix. No HTTP layer on top can be faster than this.
+ * authentication: target read, parse, one `ingest` call), `inFlight` at a time, same
+ * mix. No HTTP layer on top can be faster than this at the same concurrency.
  */
 async function ceilingRound(file: string, ms: number, inFlight: number): Promise<{ applied: number; other: number; seconds: number; cpu: number }> {
   const deliveries = readFileSync(file, 'utf8')
