@@ -17,7 +17,10 @@
  * The ratio of record is the median of the per-round ratios (each round: ours ÷ floor).
  * Printed beside it, for information: the bare endpoints that store nothing (the
  * baselines of earlier sessions), absolute rates, and the ceiling of the engine and
- * store alone (no HTTP, no signature, see ceilingRound).
+ * store alone (no HTTP, no signature, see ceilingRound), and the CPU each side spends
+ * per acknowledged delivery (process.cpuUsage over its rounds: this process serves the
+ * bare endpoint, the floor and the orchestrator, one at a time; the load generator is
+ * another process), the figure that moves least with the machine's other load.
  *
  * Operations are seeded `submitted` (sealed HMAC secrets, or an agent with an inline
  * JWKS). Every delivery is a distinct, validly signed envelope with a unique
@@ -31,8 +34,9 @@
  * stored twice, no operation completed twice; every delivery a floor acknowledged is in
  * its table.
  *
- * --profile DIR writes a CPU profile of the orchestrator's first round of each mode
- * (V8 inspector in this process, as `node --cpu-prof`) and prints its top self time;
+ * --profile DIR writes a CPU profile of the orchestrator's first round of each mode and
+ * of the 32-in-flight ceiling (V8 inspector in this process, as `node --cpu-prof`) and
+ * prints their top self time;
  * profiled rounds are slower, so such a run is not a run of record.
  *
  *   npx tsx bench/webhook-ingest.ts [--seconds 5] [--rounds 3] [--profile DIR]
@@ -153,6 +157,8 @@ for (const [side, o] of [['orchestrator', origin], ['floor', endpoints.floor.rfc
 }
 
 interface Round {
+  /** CPU seconds this process (which serves all three sides; the load generator is another) spent in each side's round. */
+  cpu: { bare: number; floor: number; ours: number };
   bare: LoadResult;
   floor: LoadResult;
   /** Rows the floor's table gained in this round (must equal its 200s). */
@@ -162,6 +168,11 @@ interface Round {
   oursApplyWait: number;
 }
 const rounds: Record<IngestMode, Round[]> = { hmac: [], rfc9421: [] };
+/** CPU seconds (user + system, every thread) this process has used so far. */
+const cpuSeconds = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+};
 const profiles: string[] = [];
 const profiler = new Profiler();
 if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
@@ -171,20 +182,28 @@ for (let k = 0; k < N_ROUNDS; k++) {
     const file = chunks[mode][k]!;
     const durationMs = SECONDS * 1000;
     const r: Partial<Round> = {};
+    const cpu = { bare: 0, floor: 0, ours: 0 };
+    r.cpu = cpu;
     const sides: Array<() => Promise<void>> = [
       async () => {
+        const c0 = cpuSeconds();
         r.bare = await load({ origin: endpoints.bare[mode], file, durationMs, label: `round ${k + 1} bare ${mode}` });
+        cpu.bare = cpuSeconds() - c0;
       },
       async () => {
         const before = endpoints.floorStored(mode);
+        const c0 = cpuSeconds();
         r.floor = await load({ origin: endpoints.floor[mode], file, durationMs, label: `round ${k + 1} floor ${mode}` });
+        cpu.floor = cpuSeconds() - c0;
         r.floorStored = endpoints.floorStored(mode) - before;
       },
       async () => {
         const profiling = PROFILE_DIR !== undefined && k === 0;
         if (profiling) await profiler.start();
+        const c0 = cpuSeconds();
         r.ours = await load({ origin, file, durationMs, label: `round ${k + 1} orchestrator ${mode}${profiling ? ' (profiled)' : ''}` });
         const applied = await waitForCount(() => appliedDeliveries(bench.app.store, prefixOf(mode, k)), r.ours.ok, APPLY_TIMEOUT_MS);
+        cpu.ours = cpuSeconds() - c0;
         r.oursApplyWait = applied.seconds;
         logApplyWait(`round ${k + 1} orchestrator ${mode}`, applied.seconds);
         if (profiling) {
@@ -204,10 +223,10 @@ loadRunner.close();
 /**
  * The ceiling of our durable path on this machine: the engine + store alone, in this
  * process, with no HTTP and no signature check (the receiver's work after
- * authentication: target read, parse, one `ingest` call), 64 in flight like the load
- * generator, same mix. No HTTP layer on top can be faster than this.
+ * authentication: target read, parse, one `ingest` call), `inFlight` at a time, same
+ * mix. No HTTP layer on top can be faster than this at the same concurrency.
  */
-async function ceilingRound(file: string, ms: number): Promise<{ applied: number; other: number; seconds: number }> {
+async function ceilingRound(file: string, ms: number, inFlight: number): Promise<{ applied: number; other: number; seconds: number; cpu: number }> {
   const deliveries = readFileSync(file, 'utf8')
     .split('\n')
     .map((line) => JSON.parse(line) as { path: string; body: string })
@@ -216,6 +235,7 @@ async function ceilingRound(file: string, ms: number): Promise<{ applied: number
   let next = 0;
   let applied = 0;
   let other = 0;
+  const c0 = cpuSeconds();
   const t0 = performance.now();
   const until = t0 + ms;
   const worker = async () => {
@@ -229,14 +249,35 @@ async function ceilingRound(file: string, ms: number): Promise<{ applied: number
       else other++;
     }
   };
-  await Promise.all(Array.from({ length: LOAD.inFlight }, worker));
-  return { applied, other, seconds: (performance.now() - t0) / 1000 };
+  await Promise.all(Array.from({ length: inFlight }, worker));
+  return { applied, other, seconds: (performance.now() - t0) / 1000, cpu: cpuSeconds() - c0 };
 }
-const ceilingOps = seed('wh-ceil-', HMAC_OPS, 'hmac');
-if (SQL_TIMING) resetSqlTiming();
-const ceiling = await ceilingRound(writeRequests('ceiling', ceilingOps, 'hmac'), SECONDS * 1000);
-if (SQL_TIMING) log(`ceiling, ${ceiling.applied} deliveries:\n${sqlTimingReport(8)}`);
-log(`ceiling (engine + store alone, HMAC mix): ${fmt(ceiling.applied / ceiling.seconds)}/s applied, ${ceiling.other} other outcomes`);
+/**
+ * The ceiling at the load generator's real concurrency, too: undici pipelines no POST
+ * (a request that is not idempotent waits until its connection has nothing in flight),
+ * so its 32 connections × pipelining 2 keep 32 deliveries in flight, not 64, and a
+ * group commit can gather at most that many. Comparing ours with the 64-in-flight
+ * ceiling charges the HTTP layer with half-sized groups it did not cause.
+ */
+const CEILING_IN_FLIGHT = [LOAD.inFlight, LOAD.connections] as const;
+const ceilings: Array<{ inFlight: number; prefix: string; applied: number; other: number; seconds: number; cpu: number }> = [];
+for (const [i, inFlight] of CEILING_IN_FLIGHT.entries()) {
+  const prefix = i === 0 ? 'wh-ceil-' : `wh-ceil${inFlight}-`;
+  const ops = seed(prefix, HMAC_OPS, 'hmac');
+  if (SQL_TIMING) resetSqlTiming();
+  const file = writeRequests(`ceiling-${inFlight}`, ops, 'hmac');
+  // Profiled too, at 32 in flight: beside ours, it tells which costs are the HTTP layer's.
+  const profiling = PROFILE_DIR !== undefined && inFlight === LOAD.connections;
+  if (profiling) await profiler.start();
+  const c = await ceilingRound(file, SECONDS * 1000, inFlight);
+  if (profiling) {
+    const out = join(PROFILE_DIR!, `webhook-ingest-ceiling-${inFlight}.cpuprofile`);
+    profiles.push(`\n### ceiling, ${inFlight} in flight (${out})\n\n${topSelfTable(topSelf(await profiler.stop(out), 15, REPO_ROOT))}\n`);
+  }
+  if (SQL_TIMING) log(`ceiling ${inFlight} in flight, ${c.applied} deliveries:\n${sqlTimingReport(8)}`);
+  log(`ceiling (engine + store alone, HMAC mix, ${inFlight} in flight): ${fmt(c.applied / c.seconds)}/s applied, ${c.other} other outcomes`);
+  ceilings.push({ inFlight, prefix, ...c });
+}
 
 const checks = (prefix: string) => webhookDeliveryChecks(bench.app.store, prefix);
 const sum = (rs: Round[], f: (r: Round) => number) => rs.reduce((a, r) => a + f(r), 0);
@@ -278,11 +319,18 @@ for (const [mode, label, prefix] of [
   );
   resultRows.push({ figure: '  information: bare endpoint storing nothing; floor / bare; ours / bare', value: `${perSecond(bareRate)}; ${(floorRate / bareRate).toFixed(3)}×; ${(oursRate / bareRate).toFixed(3)}×` });
   resultRows.push({ figure: '  information: floor mean deliveries per group commit', value: endpoints.floorGroupSize(mode).toFixed(1) });
+  const us = (cpu: number, n: number) => `${((cpu / Math.max(1, n)) * 1e6).toFixed(0)} µs`;
+  resultRows.push({
+    figure: '  information: CPU per acknowledged delivery, server side (bare; floor; ours)',
+    value: `${us(sum(rs, (r) => r.cpu.bare), sum(rs, (r) => r.bare.ok))}; ${us(sum(rs, (r) => r.cpu.floor), floorOk)}; ${us(sum(rs, (r) => r.cpu.ours), oursOk)}`,
+  });
   if (mode === 'hmac') {
-    const ceil = ceiling.applied / ceiling.seconds;
-    resultRows.push({ figure: '  information: ceiling, engine + store alone, no HTTP, no signature (this process, 64 in flight)', value: `${perSecond(ceil)} = ${(ceil / floorRate).toFixed(3)}× floor` });
-    const cc = await checks('wh-ceil-');
-    resultRows.push({ figure: '  check, ceiling: every applied outcome stored applied, none other', value: `${cc.applied} / ${ceiling.applied}, ${ceiling.other}`, target: 'equal, 0', pass: cc.applied === ceiling.applied && ceiling.other === 0 && cc.received === 0 });
+    for (const c of ceilings) {
+      const ceil = c.applied / c.seconds;
+      resultRows.push({ figure: `  information: ceiling, engine + store alone, no HTTP, no signature (this process, ${c.inFlight} in flight)`, value: `${perSecond(ceil)} = ${(ceil / floorRate).toFixed(3)}× floor, CPU ${us(c.cpu, c.applied)} per delivery` });
+      const cc = await checks(c.prefix);
+      resultRows.push({ figure: `  check, ceiling ${c.inFlight}: every applied outcome stored applied, none other`, value: `${cc.applied} / ${c.applied}, ${c.other}`, target: 'equal, 0', pass: cc.applied === c.applied && c.other === 0 && cc.received === 0 });
+    }
   }
   resultRows.push({ figure: '  ours: wait after each round until its last 200 was applied', value: rs.map((r) => `${(r.oursApplyWait * 1000).toFixed(0)} ms`).join(' / ') });
   resultRows.push({ figure: '  p99 per round: floor / ours', value: rs.map((r) => `${r.floor.p99ms.toFixed(1)} / ${r.ours.p99ms.toFixed(1)} ms`).join('; ') });
@@ -290,7 +338,7 @@ for (const [mode, label, prefix] of [
 }
 await bench.close();
 printResults(
-  `webhook-ingest (${machineLine()}; load: separate process, undici ${LOAD.connections} conns × pipelining ${LOAD.pipelining}, ${LOAD.inFlight} in flight; ${ROUNDS.length} deliveries/op: ${ROUNDS.join(',')}; ${N_ROUNDS} rounds × ${SECONDS} s per side)`,
+  `webhook-ingest (${machineLine()}; load: separate process, undici ${LOAD.connections} conns × pipelining ${LOAD.pipelining}, ${LOAD.inFlight} in flight asked, at most ${LOAD.connections} kept: undici pipelines no POST; ${ROUNDS.length} deliveries/op: ${ROUNDS.join(',')}; ${N_ROUNDS} rounds × ${SECONDS} s per side)`,
   resultRows,
 );
 if (profiles.length > 0) process.stdout.write(`## CPU profiles of the orchestrator, first round (top self time)\n${profiles.join('')}\n`);

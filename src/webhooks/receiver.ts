@@ -121,12 +121,14 @@ export class WebhookReceiver {
   private async authenticate(op: WebhookTarget, req: InboundWebhook, nonce: DeferredNonce | undefined): Promise<AuthResult> {
     switch (op.webhook_mode) {
       case 'hmac': {
-        const secret = this.secret(op);
+        const opened = this.openedSecret(op);
+        const secret = opened.plain;
         // Fail closed on a weak registered secret (webhook-hmac-sha256.json secret_rejection_vectors):
         // the engine only generates 32 random bytes, but a row holding a short or no-entropy
         // secret (older code, a hand edit) must not authenticate deliveries. Found by the
         // route-level vector tests, which got 200 for a delivery MACed with a 31-byte secret.
-        const strength = checkHmacSecret(secret);
+        // Judged once per opened secret: the verdict cannot change while the secret does not.
+        const strength = (opened.strength ??= checkHmacSecret(secret));
         if (!strength.ok) {
           this.deps.log.error({ operation_id: op.id }, `webhook HMAC secret refused: ${strength.message}`);
           return { ok: false, code: 'webhook_signature_invalid', message: 'the secret registered for this webhook is not acceptable' };
@@ -154,19 +156,29 @@ export class WebhookReceiver {
    * in this process's memory only: an operation gets several deliveries, and an
    * AES-GCM open per delivery showed in the profile. Bounded; oldest out first.
    */
-  private readonly opened = new Map<string, string>();
+  private readonly opened = new Map<string, OpenedSecret>();
 
   private secret(op: WebhookTarget): string {
+    return this.openedSecret(op).plain;
+  }
+
+  private openedSecret(op: WebhookTarget): OpenedSecret {
     const sealed = op.webhook_secret_enc;
     if (!sealed) throw new Error(`operation ${op.id} has no webhook secret`);
-    let plain = this.opened.get(sealed);
-    if (plain === undefined) {
-      plain = this.deps.secrets.open(sealed);
+    let opened = this.opened.get(sealed);
+    if (opened === undefined) {
+      opened = { plain: this.deps.secrets.open(sealed) };
       if (this.opened.size >= OPENED_SECRETS_MAX) this.opened.delete(this.opened.keys().next().value!);
-      this.opened.set(sealed, plain);
+      this.opened.set(sealed, opened);
     }
-    return plain;
+    return opened;
   }
+}
+
+/** A secret opened from its sealed form, and (HMAC) whether it is strong enough to authenticate anything. */
+interface OpenedSecret {
+  plain: string;
+  strength?: ReturnType<typeof checkHmacSecret>;
 }
 
 /** A body that carries a delivery report (bare or in an envelope), whatever else it lacks. */

@@ -8,6 +8,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MAX_WEBHOOK_BYTES, type InboundWebhook, type WebhookAnswer, type WebhookReceiver } from './receiver.js';
 import type { ReportingReceiver } from './reporting-receiver.js';
+import { lazyChildLogger } from './lazy-child-logger.js';
 
 export function webhookRoutes(receiver: WebhookReceiver, publicUrl: string | undefined, reporting?: ReportingReceiver) {
   /** What the sender signed: the URL we registered, our public base plus this path (and any query). */
@@ -28,6 +29,8 @@ export function webhookRoutes(receiver: WebhookReceiver, publicUrl: string | und
   };
   return async (app: FastifyInstance) => {
     await app.register(async (scope) => {
+      // These requests log nothing on their way to the answer: their logger is made only if one does.
+      scope.setChildLoggerFactory(lazyChildLogger);
       scope.removeAllContentTypeParsers();
       // Accept any type and more than the limit, so the receiver itself answers 415/413 in the spec's order.
       scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_WEBHOOK_BYTES * 2 }, (_req, body, done) => done(null, body));
