@@ -18,7 +18,8 @@ import type { ResultIssue } from '../adcp/task-result.js';
 import type { NonceReplayStore } from '../adcp/webhook-signature.js';
 import { verifyBearerWebhook } from './bearer.js';
 import type { HeaderBag } from './headers.js';
-import { checkHmacSecret, verifyHmacWebhook } from './hmac.js';
+import { verifyHmacWebhook } from './hmac.js';
+import { OpenedSecrets, type OpenedSecret } from './opened-secrets.js';
 import type { AgentKeySources } from './key-sources.js';
 import { DeferredNonce } from './deferred-nonce.js';
 import { parseDelivery } from './parse-delivery.js';
@@ -27,7 +28,6 @@ import { reportOfFire } from '../domain/delivery-report.js';
 import type { AuthResult } from './result.js';
 import { authenticateRfc9421 } from './rfc9421.js';
 export const MAX_WEBHOOK_BYTES = 1024 * 1024;
-const OPENED_SECRETS_MAX = 10_000;
 
 export interface InboundWebhook {
   token: string;
@@ -128,7 +128,7 @@ export class WebhookReceiver {
         // secret (older code, a hand edit) must not authenticate deliveries. Found by the
         // route-level vector tests, which got 200 for a delivery MACed with a 31-byte secret.
         // Judged once per opened secret: the verdict cannot change while the secret does not.
-        const strength = (opened.strength ??= checkHmacSecret(secret));
+        const strength = opened.hmacStrength();
         if (!strength.ok) {
           this.deps.log.error({ operation_id: op.id }, `webhook HMAC secret refused: ${strength.message}`);
           return { ok: false, code: 'webhook_signature_invalid', message: 'the secret registered for this webhook is not acceptable' };
@@ -151,12 +151,8 @@ export class WebhookReceiver {
 
   private readonly now = (): number => (this.deps.now ?? Date.now)();
 
-  /**
-   * Opened secrets, keyed by their sealed form (a changed secret is a new key), kept
-   * in this process's memory only: an operation gets several deliveries, and an
-   * AES-GCM open per delivery showed in the profile. Bounded; oldest out first.
-   */
-  private readonly opened = new Map<string, OpenedSecret>();
+  /** Opened secrets, in this process's memory only (opened-secrets.ts). */
+  private readonly opened = new OpenedSecrets((sealed) => this.deps.secrets.open(sealed));
 
   private secret(op: WebhookTarget): string {
     return this.openedSecret(op).plain;
@@ -165,20 +161,8 @@ export class WebhookReceiver {
   private openedSecret(op: WebhookTarget): OpenedSecret {
     const sealed = op.webhook_secret_enc;
     if (!sealed) throw new Error(`operation ${op.id} has no webhook secret`);
-    let opened = this.opened.get(sealed);
-    if (opened === undefined) {
-      opened = { plain: this.deps.secrets.open(sealed) };
-      if (this.opened.size >= OPENED_SECRETS_MAX) this.opened.delete(this.opened.keys().next().value!);
-      this.opened.set(sealed, opened);
-    }
-    return opened;
+    return this.opened.get(sealed);
   }
-}
-
-/** A secret opened from its sealed form, and (HMAC) whether it is strong enough to authenticate anything. */
-interface OpenedSecret {
-  plain: string;
-  strength?: ReturnType<typeof checkHmacSecret>;
 }
 
 /** A body that carries a delivery report (bare or in an envelope), whatever else it lacks. */

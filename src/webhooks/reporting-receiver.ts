@@ -19,14 +19,13 @@ import type { NonceReplayStore } from '../adcp/webhook-signature.js';
 import { verifyBearerWebhook } from './bearer.js';
 import { DeferredNonce } from './deferred-nonce.js';
 import { webhookFingerprint } from './fingerprint.js';
-import { checkHmacSecret, verifyHmacWebhook } from './hmac.js';
+import { verifyHmacWebhook } from './hmac.js';
+import { OpenedSecrets, type OpenedSecret } from './opened-secrets.js';
 import type { AgentKeySources } from './key-sources.js';
 import { MAX_WEBHOOK_BYTES, type InboundWebhook, type WebhookAnswer } from './receiver.js';
 import type { AuthResult } from './result.js';
 import { authenticateRfc9421 } from './rfc9421.js';
 import { strictJsonParse } from './strict-json.js';
-
-const OPENED_SECRETS_MAX = 10_000;
 
 export interface ReportingReceiverDeps {
   ingest: ReportIngest;
@@ -48,8 +47,8 @@ const fail = (statusCode: number, code: string, message: string, headers?: Recor
 });
 
 export class ReportingReceiver {
-  /** Opened per-buy secrets, by their sealed form, in this process's memory only (bounded; oldest out first). */
-  private readonly opened = new Map<string, string>();
+  /** Opened per-buy secrets, in this process's memory only (opened-secrets.ts); sealed as JSON text (src/engine/sealed-request.ts). */
+  private readonly opened = new OpenedSecrets((sealed) => JSON.parse(this.deps.secrets.open(sealed)) as string);
 
   constructor(private readonly deps: ReportingReceiverDeps) {}
 
@@ -93,8 +92,9 @@ export class ReportingReceiver {
   private async authenticate(target: ReportingTarget, req: InboundWebhook, nonce: DeferredNonce | undefined): Promise<AuthResult> {
     switch (target.reporting_auth) {
       case 'hmac': {
-        const secret = this.secret(target);
-        const strength = checkHmacSecret(secret);
+        const opened = this.openedSecret(target);
+        const secret = opened.plain;
+        const strength = opened.hmacStrength();
         if (!strength.ok) {
           this.deps.log.error({ buy_id: target.id }, `reporting webhook HMAC secret refused: ${strength.message}`);
           return { ok: false, code: 'webhook_signature_invalid', message: 'the secret registered for this webhook is not acceptable' };
@@ -112,17 +112,15 @@ export class ReportingReceiver {
     }
   }
 
-  /** The buy's secret: sealed as the request stored it, a seal of its JSON text (src/engine/sealed-request.ts). */
   private secret(target: ReportingTarget): string {
+    return this.openedSecret(target).plain;
+  }
+
+  /** The buy's secret: sealed as the request stored it, a seal of its JSON text (src/engine/sealed-request.ts). */
+  private openedSecret(target: ReportingTarget): OpenedSecret {
     const sealed = target.reporting_secret_enc;
     if (!sealed) throw new Error(`media buy ${target.id} has no reporting secret`);
-    let plain = this.opened.get(sealed);
-    if (plain === undefined) {
-      plain = JSON.parse(this.deps.secrets.open(sealed)) as string;
-      if (this.opened.size >= OPENED_SECRETS_MAX) this.opened.delete(this.opened.keys().next().value!);
-      this.opened.set(sealed, plain);
-    }
-    return plain;
+    return this.opened.get(sealed);
   }
 
   private readonly now = (): number => (this.deps.now ?? Date.now)();

@@ -1,0 +1,51 @@
+/**
+ * Webhook secrets opened from their sealed form, kept in this process's memory only
+ * (never logged, never stored opened): an operation or a buy gets many deliveries, and an
+ * AES-GCM open per delivery showed in the ingest profile. Keyed by the sealed form, so a
+ * changed secret is a new entry. Bounded; the oldest opened goes first. Both webhook
+ * receivers (operations and reporting fires) keep theirs here.
+ */
+import { checkHmacSecret } from './hmac.js';
+
+export const OPENED_SECRETS_MAX = 10_000;
+
+export type HmacSecretStrength = ReturnType<typeof checkHmacSecret>;
+
+export interface OpenedSecret {
+  readonly plain: string;
+  /**
+   * Whether the secret is strong enough to authenticate an HMAC delivery, judged once:
+   * the verdict cannot change while the secret does not.
+   */
+  hmacStrength(): HmacSecretStrength;
+}
+
+class Opened implements OpenedSecret {
+  private strength: HmacSecretStrength | undefined;
+
+  constructor(readonly plain: string) {}
+
+  hmacStrength(): HmacSecretStrength {
+    return (this.strength ??= checkHmacSecret(this.plain));
+  }
+}
+
+export class OpenedSecrets {
+  private readonly bySealed = new Map<string, Opened>();
+
+  constructor(
+    /** Opens one sealed secret (and reads it, where it was sealed as JSON text). */
+    private readonly open: (sealed: string) => string,
+    private readonly max = OPENED_SECRETS_MAX,
+  ) {}
+
+  get(sealed: string): OpenedSecret {
+    let opened = this.bySealed.get(sealed);
+    if (opened === undefined) {
+      opened = new Opened(this.open(sealed));
+      if (this.bySealed.size >= this.max) this.bySealed.delete(this.bySealed.keys().next().value!);
+      this.bySealed.set(sealed, opened);
+    }
+    return opened;
+  }
+}
