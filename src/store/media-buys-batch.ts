@@ -9,8 +9,7 @@
  * One change per buy: the caller leaves a second change of a buy to its own job.
  */
 import type { DirectSqlite } from './direct.js';
-import { isPrimitive } from './compiled.js';
-import { ident, placeholders, runSql, type SqlValue } from './multi-row.js';
+import { updateManyById } from './multi-row.js';
 import type { MediaBuyPatch, MediaBuyRow } from './media-buys-repo.js';
 import type { Tx } from './tx.js';
 
@@ -28,34 +27,9 @@ export async function updateBuysIn(
   changes: BuyRowChange[],
   updateOne: (trx: Tx, id: string, patch: MediaBuyPatch) => Promise<void>,
 ): Promise<void> {
-  const byColumns = new Map<string, Array<{ id: string; values: SqlValue[] }>>();
-  for (const { before, patch } of changes) {
+  const updates = changes.map(({ before, patch }) => {
     const old = before as unknown as Record<string, unknown>;
-    const cols = Object.entries(patch)
-      .filter(([k, v]) => v !== undefined && v !== old[k])
-      .map(([k]) => k)
-      .sort();
-    if (cols.length === 0) continue;
-    const record = patch as Record<string, unknown>;
-    const values = cols.map((c) => record[c]);
-    if (!values.every(isPrimitive)) {
-      await updateOne(trx, before.id, Object.fromEntries(cols.map((c) => [c, record[c]])) as MediaBuyPatch);
-      continue;
-    }
-    const key = cols.join(',');
-    const group = byColumns.get(key) ?? [];
-    group.push({ id: before.id, values: values as SqlValue[] });
-    byColumns.set(key, group);
-  }
-  for (const [key, group] of byColumns) {
-    const cols = key.split(',');
-    if (group.length === 1) {
-      await updateOne(trx, group[0]!.id, Object.fromEntries(cols.map((c, i) => [c, group[0]!.values[i]])) as MediaBuyPatch);
-      continue;
-    }
-    const sql =
-      `WITH v (id, ${cols.map(ident).join(', ')}) AS (VALUES ${placeholders(group.length, cols.length + 1)}) ` +
-      `UPDATE media_buys SET ${cols.map((c) => `${ident(c)} = v.${ident(c)}`).join(', ')} FROM v WHERE media_buys.id = v.id`;
-    await runSql(trx, direct, sql, group.flatMap((g) => [g.id, ...g.values]));
-  }
+    return { id: before.id, set: Object.fromEntries(Object.entries(patch).filter(([k, v]) => v !== undefined && v !== old[k])) };
+  });
+  await updateManyById(trx, direct, 'media_buys', updates, (t, id, set) => updateOne(t, id, set as MediaBuyPatch));
 }

@@ -9,6 +9,7 @@
  * all the same before they are quoted into SQL: values always go as parameters.
  */
 import { CompiledQuery, type QueryResult } from 'kysely';
+import { isPrimitive, type UpdatableById } from './compiled.js';
 import type { DirectSqlite } from './direct.js';
 import type { Tx } from './tx.js';
 
@@ -46,4 +47,50 @@ export function paddedIds(ids: readonly string[]): string[] {
   const out = [...ids];
   while (out.length < size) out.push(ids[0]!);
   return out;
+}
+
+/** One row's change for `updateManyById`: its id and the columns to set (only those). */
+export interface RowUpdate {
+  id: string;
+  set: Record<string, unknown>;
+}
+
+/**
+ * Several rows' changes of one table in as few statements as their shapes allow: one
+ * `UPDATE … FROM (VALUES …)` per set of columns changed together. A change alone in its
+ * set, or one with a value that is not a plain SQL value (a JSON column given as an
+ * object), goes through `updateOne`, the table's one-row update.
+ */
+export async function updateManyById(
+  trx: Tx,
+  direct: DirectSqlite | undefined,
+  table: UpdatableById,
+  changes: readonly RowUpdate[],
+  updateOne: (trx: Tx, id: string, set: Record<string, unknown>) => Promise<void>,
+): Promise<void> {
+  const byColumns = new Map<string, Array<{ id: string; values: SqlValue[] }>>();
+  for (const { id, set } of changes) {
+    const cols = Object.keys(set).sort();
+    if (cols.length === 0) continue;
+    const values = cols.map((c) => set[c]);
+    if (!values.every(isPrimitive)) {
+      await updateOne(trx, id, set);
+      continue;
+    }
+    const key = cols.join(',');
+    const group = byColumns.get(key) ?? [];
+    group.push({ id, values: values as SqlValue[] });
+    byColumns.set(key, group);
+  }
+  for (const [key, group] of byColumns) {
+    const cols = key.split(',');
+    if (group.length === 1) {
+      await updateOne(trx, group[0]!.id, Object.fromEntries(cols.map((c, i) => [c, group[0]!.values[i]])));
+      continue;
+    }
+    const sql =
+      `WITH v (id, ${cols.map(ident).join(', ')}) AS (VALUES ${placeholders(group.length, cols.length + 1)}) ` +
+      `UPDATE ${ident(table)} SET ${cols.map((c) => `${ident(c)} = v.${ident(c)}`).join(', ')} FROM v WHERE ${ident(table)}.id = v.id`;
+    await runSql(trx, direct, sql, group.flatMap((g) => [g.id, ...g.values]));
+  }
 }

@@ -14,8 +14,7 @@
  * caller's `alongside` has run (it sees every decided value, and throws to undo all).
  */
 import type { DirectSqlite } from './direct.js';
-import { isPrimitive } from './compiled.js';
-import { ident, paddedIds, placeholders, runSql, type SqlValue } from './multi-row.js';
+import { paddedIds, placeholders, runSql, updateManyById, type SqlValue } from './multi-row.js';
 import type { NotificationRow, NotificationsRepo } from './notifications-repo.js';
 import type { EventRow, Lease, MutateResult, MutationPlan, NewEvent, OperationPatch, OperationRow } from './operations-repo.js';
 import type { WriteHook } from './write-hooks.js';
@@ -142,32 +141,11 @@ async function readRows(direct: DirectSqlite | undefined, trx: Tx, ids: string[]
 
 /** The final row of every changed operation: one UPDATE per set of changed columns. */
 async function writeRows(deps: BatchWriteDeps, trx: Tx, touched: Map<string, { row: OperationRow; columns: Set<string> }>): Promise<void> {
-  const byColumns = new Map<string, Array<{ id: string; values: SqlValue[] }>>();
-  for (const [id, { row, columns }] of touched) {
-    if (columns.size === 0) continue;
-    const cols = [...columns].sort();
+  const changes = [...touched].map(([id, { row, columns }]) => {
     const record = row as unknown as Record<string, unknown>;
-    const values = cols.map((c) => record[c]);
-    if (!values.every(isPrimitive)) {
-      await deps.updateOne(trx, id, Object.fromEntries(cols.map((c) => [c, record[c]])) as OperationPatch);
-      continue;
-    }
-    const key = cols.join(',');
-    const group = byColumns.get(key) ?? [];
-    group.push({ id, values: values as SqlValue[] });
-    byColumns.set(key, group);
-  }
-  for (const [key, group] of byColumns) {
-    const cols = key.split(',');
-    if (group.length === 1) {
-      await deps.updateOne(trx, group[0]!.id, Object.fromEntries(cols.map((c, i) => [c, group[0]!.values[i]])) as OperationPatch);
-      continue;
-    }
-    const sql =
-      `WITH v (id, ${cols.map(ident).join(', ')}) AS (VALUES ${placeholders(group.length, cols.length + 1)}) ` +
-      `UPDATE operations SET ${cols.map((c) => `${ident(c)} = v.${ident(c)}`).join(', ')} FROM v WHERE operations.id = v.id`;
-    await runSql(trx, deps.direct, sql, group.flatMap((g) => [g.id, ...g.values]));
-  }
+    return { id, set: Object.fromEntries([...columns].map((c) => [c, record[c]])) };
+  });
+  await updateManyById(trx, deps.direct, 'operations', changes, (t, id, set) => deps.updateOne(t, id, set as OperationPatch));
 }
 
 /** Every change's events in one INSERT; per change, its rows as written (ids in insertion order). */
