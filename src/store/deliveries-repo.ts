@@ -13,7 +13,7 @@ import type { Db } from './db.js';
 import type { WebhookDeliveriesTable } from './schema.js';
 import { inWriteTransaction, type Tx } from './tx.js';
 import { CompiledQueries } from './compiled.js';
-import { placeholders, runSql } from './multi-row.js';
+import { insertAllNew } from './multi-row.js';
 
 const DELIVERY_COLUMNS = ['id', 'sender', 'idempotency_key', 'fingerprint', 'operation_id', 'state', 'outcome', 'payload', 'received_at', 'applied_at'] as const;
 
@@ -74,14 +74,7 @@ export class DeliveriesRepo {
   async recordAppliedManyIn(trx: Tx, ds: Array<{ delivery: NewDelivery; outcome: string }>, now = Date.now()): Promise<DeliveryRow[] | null> {
     if (ds.length === 0) return [];
     const rows = ds.map(({ delivery: d, outcome }): DeliveryRow => this.newRow(d, { state: 'applied', outcome, received_at: now, applied_at: now }));
-    const { rows: inserted } = await runSql<{ id: string }>(
-      trx,
-      this.db.direct,
-      `INSERT INTO webhook_deliveries (${DELIVERY_COLUMNS.join(', ')}) VALUES ${placeholders(rows.length, DELIVERY_COLUMNS.length)} ` +
-        'ON CONFLICT (sender, idempotency_key) DO NOTHING RETURNING id',
-      rows.flatMap((r) => DELIVERY_COLUMNS.map((c) => r[c])),
-    );
-    return inserted.length === rows.length ? rows : null;
+    return (await insertAllNew(trx, this.db.direct, 'webhook_deliveries', DELIVERY_COLUMNS, rows, ['sender', 'idempotency_key'])) ? rows : null;
   }
 
   private newRow(d: NewDelivery, state: Pick<DeliveryRow, 'state' | 'outcome' | 'received_at' | 'applied_at'>): DeliveryRow {

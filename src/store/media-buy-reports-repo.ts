@@ -10,7 +10,7 @@ import type { LedgerEntry } from '../domain/report-ledger.js';
 import { CompiledQueries } from './compiled.js';
 import type { Db } from './db.js';
 import type { MediaBuyReportsTable } from './schema.js';
-import { paddedIds, placeholders, runSql, type SqlValue } from './multi-row.js';
+import { insertAllNew, paddedIds, placeholders, runSql } from './multi-row.js';
 import type { Tx } from './tx.js';
 
 export type ReportRow = Selectable<MediaBuyReportsTable>;
@@ -47,14 +47,7 @@ export class MediaBuyReportsRepo {
    */
   async insertManyIn(trx: Tx, rows: ReportRow[]): Promise<boolean> {
     if (rows.length === 0) return true;
-    const columns = Object.keys(rows[0]!) as Array<keyof ReportRow>;
-    const { rows: inserted } = await runSql<{ id: string }>(
-      trx,
-      this.db.direct,
-      `INSERT INTO media_buy_reports (${columns.join(', ')}) VALUES ${placeholders(rows.length, columns.length)} ON CONFLICT (buy_id, dedupe_key) DO NOTHING RETURNING id`,
-      rows.flatMap((r) => columns.map((c) => r[c] as SqlValue)),
-    );
-    return inserted.length === rows.length;
+    return insertAllNew(trx, this.db.direct, 'media_buy_reports', Object.keys(rows[0]!) as Array<keyof ReportRow>, rows, ['buy_id', 'dedupe_key']);
   }
 
   /**

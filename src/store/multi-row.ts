@@ -94,3 +94,20 @@ export async function updateManyById(
     await runSql(trx, direct, sql, group.flatMap((g) => [g.id, ...g.values]));
   }
 }
+
+/**
+ * Inserts `rows` in one statement, each skipped when its `conflict` key is known already;
+ * true when every one of them was new. The batched paths insert what they deduplicate by
+ * this way and, on false, undo their batch so that each row's own path tells its case apart.
+ */
+export async function insertAllNew<R extends object>(trx: Tx, direct: DirectSqlite | undefined, table: string, columns: ReadonlyArray<keyof R & string>, rows: readonly R[], conflict: readonly string[]): Promise<boolean> {
+  if (rows.length === 0) return true;
+  const { rows: inserted } = await runSql<{ id: string }>(
+    trx,
+    direct,
+    `INSERT INTO ${ident(table)} (${columns.map(ident).join(', ')}) VALUES ${placeholders(rows.length, columns.length)} ` +
+      `ON CONFLICT (${conflict.map(ident).join(', ')}) DO NOTHING RETURNING id`,
+    rows.flatMap((r) => columns.map((c) => r[c] as SqlValue)),
+  );
+  return inserted.length === rows.length;
+}

@@ -9,7 +9,7 @@ import type { Selectable } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { CompiledQueries } from './compiled.js';
 import type { Db } from './db.js';
-import { placeholders, runSql, type SqlValue } from './multi-row.js';
+import { insertAllNew } from './multi-row.js';
 import type { ReportingFiresTable } from './schema.js';
 import { inWriteTransaction, type Tx } from './tx.js';
 
@@ -81,14 +81,7 @@ export class ReportingFiresRepo {
    */
   async recordAppliedManyIn(trx: Tx, rows: FireRow[]): Promise<boolean> {
     if (rows.length === 0) return true;
-    const columns = Object.keys(rows[0]!) as Array<keyof FireRow>;
-    const { rows: inserted } = await runSql<{ id: string }>(
-      trx,
-      this.db.direct,
-      `INSERT INTO reporting_fires (${columns.join(', ')}) VALUES ${placeholders(rows.length, columns.length)} ON CONFLICT (sender, idempotency_key) DO NOTHING RETURNING id`,
-      rows.flatMap((r) => columns.map((c) => r[c] as SqlValue)),
-    );
-    return inserted.length === rows.length;
+    return insertAllNew(trx, this.db.direct, 'reporting_fires', Object.keys(rows[0]!) as Array<keyof FireRow>, rows, ['sender', 'idempotency_key']);
   }
 
   /** Stores a fire `received`, on its own commit (the fallback when applying with it failed). */
