@@ -12,26 +12,12 @@
  * then. The same holds for every instance sharing a database.
  */
 import type { WebhookTarget } from '../store/operations-repo.js';
+import { KeptByToken } from './kept-by-token.js';
 
 export const WEBHOOK_TARGETS_MAX = 20_000;
 
-export class WebhookTargets {
-  private readonly byToken = new Map<string, WebhookTarget>();
-
-  constructor(
-    private readonly read: (token: string) => Promise<WebhookTarget | undefined>,
-    private readonly max = WEBHOOK_TARGETS_MAX,
-  ) {}
-
-  async get(token: string): Promise<WebhookTarget | undefined> {
-    const kept = this.byToken.get(token);
-    if (kept) return kept;
-    const target = await this.read(token);
-    if (target && target.task_id !== null) {
-      // Bounded; the oldest kept goes first.
-      if (this.byToken.size >= this.max) this.byToken.delete(this.byToken.keys().next().value!);
-      this.byToken.set(token, Object.freeze({ ...target }));
-    }
-    return target;
+export class WebhookTargets extends KeptByToken<WebhookTarget> {
+  constructor(read: (token: string) => Promise<WebhookTarget | undefined>, max = WEBHOOK_TARGETS_MAX) {
+    super(read, (target) => target.task_id !== null, max);
   }
 }

@@ -11,26 +11,13 @@
  * secret stays sealed here: it is opened per fire, as before.
  */
 import type { ReportingTarget } from '../../store/media-buys-repo.js';
+import { KeptByToken } from '../kept-by-token.js';
 
 export const REPORTING_TARGETS_MAX = 20_000;
 
-export class ReportingTargets {
-  private readonly byToken = new Map<string, Readonly<ReportingTarget>>();
-
-  constructor(
-    private readonly read: (token: string) => Promise<ReportingTarget | undefined>,
-    private readonly max = REPORTING_TARGETS_MAX,
-  ) {}
-
-  async get(token: string): Promise<ReportingTarget | undefined> {
-    const kept = this.byToken.get(token);
-    if (kept) return kept;
-    const target = await this.read(token);
-    if (target) {
-      // Bounded; the oldest kept goes first.
-      if (this.byToken.size >= this.max) this.byToken.delete(this.byToken.keys().next().value!);
-      this.byToken.set(token, Object.freeze({ ...target }));
-    }
-    return target;
+export class ReportingTargets extends KeptByToken<ReportingTarget> {
+  constructor(read: (token: string) => Promise<ReportingTarget | undefined>, max = REPORTING_TARGETS_MAX) {
+    // Every target found is final.
+    super(read, () => true, max);
   }
 }
