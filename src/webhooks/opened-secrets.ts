@@ -5,7 +5,8 @@
  * changed secret is a new entry. Bounded; the oldest opened goes first. Both webhook
  * receivers (operations and reporting fires) keep theirs here.
  */
-import { checkHmacSecret } from './hmac.js';
+import type { AuthResult } from './result.js';
+import { checkHmacSecret, verifyHmacWebhook, type HmacRequest } from './hmac.js';
 
 export const OPENED_SECRETS_MAX = 10_000;
 
@@ -18,6 +19,14 @@ export interface OpenedSecret {
    * the verdict cannot change while the secret does not.
    */
   hmacStrength(): HmacSecretStrength;
+  /**
+   * Verifies an HMAC delivery with this secret, failing closed on a weak one
+   * (webhook-hmac-sha256.json secret_rejection_vectors): the engine only generates 32
+   * random bytes, but a row holding a short or no-entropy secret (older code, a hand edit)
+   * must not authenticate deliveries. Found by the route-level vector tests, which got 200
+   * for a delivery MACed with a 31-byte secret. `onWeak` hears why (for the caller's log).
+   */
+  verifyHmac(request: HmacRequest, now: () => number, onWeak: (message: string) => void): AuthResult;
 }
 
 class Opened implements OpenedSecret {
@@ -27,6 +36,15 @@ class Opened implements OpenedSecret {
 
   hmacStrength(): HmacSecretStrength {
     return (this.strength ??= checkHmacSecret(this.plain));
+  }
+
+  verifyHmac(request: HmacRequest, now: () => number, onWeak: (message: string) => void): AuthResult {
+    const strength = this.hmacStrength();
+    if (!strength.ok) {
+      onWeak(strength.message);
+      return { ok: false, code: 'webhook_signature_invalid', message: 'the secret registered for this webhook is not acceptable' };
+    }
+    return verifyHmacWebhook(request, { secret: this.plain }, now);
   }
 }
 

@@ -18,7 +18,6 @@ import type { ResultIssue } from '../adcp/task-result.js';
 import type { NonceReplayStore } from '../adcp/webhook-signature.js';
 import { verifyBearerWebhook } from './bearer.js';
 import type { HeaderBag } from './headers.js';
-import { verifyHmacWebhook } from './hmac.js';
 import { OpenedSecrets, type OpenedSecret } from './opened-secrets.js';
 import type { AgentKeySources } from './key-sources.js';
 import { DeferredNonce } from './deferred-nonce.js';
@@ -121,19 +120,10 @@ export class WebhookReceiver {
   private async authenticate(op: WebhookTarget, req: InboundWebhook, nonce: DeferredNonce | undefined): Promise<AuthResult> {
     switch (op.webhook_mode) {
       case 'hmac': {
-        const opened = this.openedSecret(op);
-        const secret = opened.plain;
-        // Fail closed on a weak registered secret (webhook-hmac-sha256.json secret_rejection_vectors):
-        // the engine only generates 32 random bytes, but a row holding a short or no-entropy
-        // secret (older code, a hand edit) must not authenticate deliveries. Found by the
-        // route-level vector tests, which got 200 for a delivery MACed with a 31-byte secret.
-        // Judged once per opened secret: the verdict cannot change while the secret does not.
-        const strength = opened.hmacStrength();
-        if (!strength.ok) {
-          this.deps.log.error({ operation_id: op.id }, `webhook HMAC secret refused: ${strength.message}`);
-          return { ok: false, code: 'webhook_signature_invalid', message: 'the secret registered for this webhook is not acceptable' };
-        }
-        return verifyHmacWebhook({ headers: req.headers, rawBody: req.rawBody }, { secret }, this.now);
+        // Fails closed on a weak registered secret (opened-secrets.ts).
+        return this.openedSecret(op).verifyHmac({ headers: req.headers, rawBody: req.rawBody }, this.now, (why) =>
+          this.deps.log.error({ operation_id: op.id }, `webhook HMAC secret refused: ${why}`),
+        );
       }
       case 'bearer':
         return verifyBearerWebhook(req.headers, { token: this.secret(op) }, this.now);

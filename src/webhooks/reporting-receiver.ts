@@ -19,7 +19,6 @@ import type { NonceReplayStore } from '../adcp/webhook-signature.js';
 import { verifyBearerWebhook } from './bearer.js';
 import { DeferredNonce } from './deferred-nonce.js';
 import { webhookFingerprint } from './fingerprint.js';
-import { verifyHmacWebhook } from './hmac.js';
 import { OpenedSecrets, type OpenedSecret } from './opened-secrets.js';
 import type { AgentKeySources } from './key-sources.js';
 import { MAX_WEBHOOK_BYTES, type InboundWebhook, type WebhookAnswer } from './receiver.js';
@@ -92,14 +91,10 @@ export class ReportingReceiver {
   private async authenticate(target: ReportingTarget, req: InboundWebhook, nonce: DeferredNonce | undefined): Promise<AuthResult> {
     switch (target.reporting_auth) {
       case 'hmac': {
-        const opened = this.openedSecret(target);
-        const secret = opened.plain;
-        const strength = opened.hmacStrength();
-        if (!strength.ok) {
-          this.deps.log.error({ buy_id: target.id }, `reporting webhook HMAC secret refused: ${strength.message}`);
-          return { ok: false, code: 'webhook_signature_invalid', message: 'the secret registered for this webhook is not acceptable' };
-        }
-        return verifyHmacWebhook({ headers: req.headers, rawBody: req.rawBody }, { secret }, this.now);
+        // Fails closed on a weak registered secret (opened-secrets.ts).
+        return this.openedSecret(target).verifyHmac({ headers: req.headers, rawBody: req.rawBody }, this.now, (why) =>
+          this.deps.log.error({ buy_id: target.id }, `reporting webhook HMAC secret refused: ${why}`),
+        );
       }
       case 'bearer':
         return verifyBearerWebhook(req.headers, { token: this.secret(target) }, this.now);
