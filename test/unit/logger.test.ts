@@ -1,17 +1,5 @@
-import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/logger.js';
-
-function capture() {
-  const lines: string[] = [];
-  const destination = new Writable({
-    write(chunk, _enc, done) {
-      lines.push(String(chunk));
-      done();
-    },
-  });
-  return { log: createLogger('debug', { destination }), text: () => lines.join('') };
-}
+import { capturedLogger as capture } from '../helpers/log-capture.js';
 
 const S = 'S3CRET-value-0123456789';
 

@@ -3,22 +3,10 @@
  * when a request logs, and then the same line as Fastify's own child would write,
  * request id and redaction included. Through a real Fastify app with the real logger.
  */
-import { Writable } from 'node:stream';
 import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
 import { describe, expect, it, vi } from 'vitest';
-import { createLogger } from '../../../src/logger.js';
 import { lazyChildLogger } from '../../../src/webhooks/lazy-child-logger.js';
-
-function capture() {
-  const lines: string[] = [];
-  const destination = new Writable({
-    write(chunk, _enc, done) {
-      lines.push(String(chunk));
-      done();
-    },
-  });
-  return { log: createLogger('debug', { destination }), lines };
-}
+import { capturedLogger as capture } from '../../helpers/log-capture.js';
 
 async function appWith(log: FastifyBaseLogger) {
   const app = Fastify({ loggerInstance: log, logController: new LogController({ disableRequestLogging: true }) });
