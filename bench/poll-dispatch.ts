@@ -20,7 +20,11 @@
  * is off: the figure is the steady rate, not the deliberate slow start after a restart.
  *
  * Also, information: the same loop storing nothing (the bare baseline of earlier
- * sessions), with fetch, and through the MCP SDK client, to show what those cost.
+ * sessions), with fetch, and through the MCP SDK client, to show what those cost; and
+ * the floor with the lease our contract adds (bench/lib/claim-floor.ts: each poll
+ * claimed under a lease in a page committed before it is sent, its result written
+ * under that lease, rows as wide as ours), to show how much of the distance is the
+ * lease itself.
  *
  * Correctness: every finished poll of ours applied, none left leased, no failure; the
  * seller saw at least one poll per row we applied; every floor poll's UPDATE in its
@@ -34,6 +38,7 @@ import { join } from 'node:path';
 import { fmt, log, machineLine, nextMessage, percentile, printResults, send, sleep, spawnTs, tempDir } from './lib/common.js';
 import { BarePoller, taskStatusBody } from './lib/bare-poll.js';
 import { openFloorDb, TurnCommitter } from './lib/floor-sqlite.js';
+import { ClaimingFloor } from './lib/claim-floor.js';
 import { floorRows, perSecond, roundRatios } from './lib/floor-report.js';
 import { addAgent, opId, seedOperations, startBenchApp } from './lib/orchestrator.js';
 import { enableSqlTiming, sqlTimingReport } from './lib/sql-timing.js';
@@ -179,6 +184,14 @@ const floorPoll = async (i: number): Promise<void> => {
   await floorCommitter.write(() => storeResult.run(reply?.status ?? 'unknown', result, Date.now(), id));
 };
 
+// ---- information: the floor with the lease (claimed pages, lease-checked results) ----
+const claimingFloor = new ClaimingFloor(join(tempDir(), 'floor-polls-leased.db'), OPS, CONCURRENCY);
+const leasedFloorPoll = async (): Promise<void> =>
+  claimingFloor.pollOne(async (taskId) => {
+    const reply = (await httpPoll(taskId)).result?.structuredContent;
+    return { status: reply?.status ?? 'unknown', result: reply?.result };
+  });
+
 async function fetchPoll(i: number): Promise<void> {
   const res = await fetch(sellerUrl, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: taskStatusBody(`task_fetch_${i}`) });
   checkBare((await res.json()) as never);
@@ -225,14 +238,15 @@ const sdkPoll: Poller = async (i) => {
 
 // Warm the loops a little (their polls reach the seller too: counted out below).
 const warmFloorPolls = (await loopRound(floorPoll, 500)).done;
-const warmPolls = (await loopRound(barePoll, 500)).done + warmFloorPolls + (await loopRound(fetchPoll, 300)).done + (await loopRound(sdkPoll, 300)).done;
+const warmLeasedPolls = (await loopRound(leasedFloorPoll, 500)).done;
+const warmPolls = (await loopRound(barePoll, 500)).done + warmFloorPolls + warmLeasedPolls + (await loopRound(fetchPoll, 300)).done + (await loopRound(sdkPoll, 300)).done;
 // Ours is warmed as long as the floor (its JIT, statements, the MCP session): unwarmed, its first
 // round cost 1.3-2× the CPU per poll of the later ones and pulled the median down. Its polls are
 // applied like any others (the checks below count them) but stay out of the rates.
 await oursRoundUnprofiled(500);
 durations.length = 0;
 const zero = (): Tally => ({ done: 0, seconds: 0, cpuUs: 0, sysUs: 0 });
-const tally = { bare: zero(), floor: zero(), fetch: zero(), sdk: zero(), ours: zero() };
+const tally = { bare: zero(), floor: zero(), leased: zero(), fetch: zero(), sdk: zero(), ours: zero() };
 const add = (t: Tally, r: Tally) => ((t.done += r.done), (t.seconds += r.seconds), (t.cpuUs += r.cpuUs), (t.sysUs += r.sysUs));
 /** CPU µs of this process per poll counted. */
 const cpuPerPoll = (t: Tally) => t.cpuUs / Math.max(1, t.done);
@@ -245,6 +259,8 @@ for (let r = 0; r < ROUNDS && finished < OPS; r++) {
   add(tally.fetch, f);
   const s = await loopRound(sdkPoll, ROUND_MS / 4);
   add(tally.sdk, s);
+  const l = await loopRound(leasedFloorPoll, ROUND_MS / 2);
+  add(tally.leased, l);
   // Floor and ours back to back, their order swapped every other round.
   let fl: Tally | undefined;
   let o: Tally | undefined;
@@ -260,7 +276,7 @@ for (let r = 0; r < ROUNDS && finished < OPS; r++) {
   perRound.floor.push(fl.done / fl.seconds);
   perRound.ours.push(o.done / o.seconds);
   log(
-    `round ${r + 1}: floor ${fmt(fl.done / fl.seconds)}/s (${cpuLine(fl)}), ours ${fmt(o.done / o.seconds)}/s (${cpuLine(o)}); bare ${fmt(b.done / b.seconds)}/s, bare with fetch ${fmt(f.done / f.seconds)}/s, bare via MCP SDK client ${fmt(s.done / s.seconds)}/s`,
+    `round ${r + 1}: floor ${fmt(fl.done / fl.seconds)}/s (${cpuLine(fl)}), ours ${fmt(o.done / o.seconds)}/s (${cpuLine(o)}); bare ${fmt(b.done / b.seconds)}/s, bare with fetch ${fmt(f.done / f.seconds)}/s, bare via MCP SDK client ${fmt(s.done / s.seconds)}/s, floor with the lease ${fmt(l.done / l.seconds)}/s (${cpuLine(l)})`,
   );
 }
 await sdkClient.close();
@@ -282,16 +298,26 @@ const rateOf = (t: Tally) => t.done / t.seconds;
 const bareRate = rateOf(tally.bare);
 const floorRate = rateOf(tally.floor);
 const oursRate = rateOf(tally.ours);
-const sellerPollsByUs = stats.polls - tally.bare.done - tally.floor.done - tally.fetch.done - tally.sdk.done - warmPolls;
+const sellerPollsByUs = stats.polls - tally.bare.done - tally.floor.done - tally.leased.done - tally.fetch.done - tally.sdk.done - warmPolls;
 const { polled, completed, leased } = rows[0];
 const floorPollsStored = floorDb.prepare('SELECT coalesce(sum(polls), 0) FROM operations').pluck().get() as number;
 const floorPollsCounted = tally.floor.done + warmFloorPolls;
 floorDb.close();
+const leasedFloor = claimingFloor.tally();
+const claimedAhead = claimingFloor.claimedAhead;
+const leasedPollsCounted = tally.leased.done + warmLeasedPolls;
+claimingFloor.close();
 const checks = [
   { figure: '  check: every finished poll applied (rows polled or ended = finished)', value: `${fmt(polled)} / ${fmt(finished)}`, target: 'equal', pass: polled === finished },
   { figure: '  check: seller saw ≥ one poll per applied row', value: `${fmt(sellerPollsByUs)} ≥ ${fmt(polled)}`, target: '≥', pass: sellerPollsByUs >= polled },
   { figure: '  check: failures / rows still leased', value: `${failures} / ${leased}`, target: '0 / 0', pass: failures === 0 && leased === 0 },
   { figure: '  check, floor: every poll it counted stored (sum of row poll counters / polls)', value: `${fmt(floorPollsStored)} / ${fmt(floorPollsCounted)}`, target: 'equal', pass: floorPollsStored === floorPollsCounted },
+  {
+    figure: '  check, floor with the lease: every poll stored under its lease (stored / counted; lost leases); leased = claimed ahead, unsent',
+    value: `${fmt(leasedFloor.polls)} / ${fmt(leasedPollsCounted)}; ${claimingFloor.lostLeases}; ${leasedFloor.leased} = ${claimedAhead}`,
+    target: 'equal; 0; equal',
+    pass: leasedFloor.polls === leasedPollsCounted && claimingFloor.lostLeases === 0 && leasedFloor.leased === claimedAhead,
+  },
   { figure: '  check: bare and floor replies without a status', value: String(bareChecksFailed), target: '0', pass: bareChecksFailed === 0 },
 ];
 const { ratio, how } = roundRatios(perRound.floor, perRound.ours);
@@ -310,6 +336,14 @@ printResults(
     { figure: '  information: bare loop storing nothing (node:http, MCP JSON-RPC); floor / bare; ours / bare', value: `${perSecond(bareRate)}; ${(floorRate / bareRate).toFixed(2)}×; ${(oursRate / bareRate).toFixed(2)}×` },
     { figure: '  information: the bare loop with fetch; through the MCP SDK client', value: `${perSecond(rateOf(tally.fetch))} (${(rateOf(tally.fetch) / bareRate).toFixed(2)}× bare); ${perSecond(rateOf(tally.sdk))} (${(rateOf(tally.sdk) / bareRate).toFixed(2)}× bare)` },
     { figure: '  information: CPU of this process per poll, floor / ours (process.cpuUsage over their rounds)', value: `${cpuPerPoll(tally.floor).toFixed(0)} / ${cpuPerPoll(tally.ours).toFixed(0)} µs (system ${(tally.floor.sysUs / Math.max(1, tally.floor.done)).toFixed(0)} / ${(tally.ours.sysUs / Math.max(1, tally.ours.done)).toFixed(0)})` },
+    {
+      figure: '  information: the floor with the lease (claim committed before the send, result under the lease); ÷ floor; ours ÷ it',
+      value: `${perSecond(rateOf(tally.leased))}; ${(rateOf(tally.leased) / floorRate).toFixed(2)}×; ${(oursRate / rateOf(tally.leased)).toFixed(2)}×`,
+    },
+    {
+      figure: '  information: the floor with the lease: CPU per poll; mean claimed page; results per group commit',
+      value: `${cpuPerPoll(tally.leased).toFixed(0)} µs; ${(claimingFloor.pages.rows / Math.max(1, claimingFloor.pages.claims)).toFixed(1)} rows; ${claimingFloor.groupSize().toFixed(1)}`,
+    },
     { figure: '  information: floor mean results per group commit', value: (floorCommitter.stats.writes / Math.max(1, floorCommitter.stats.commits)).toFixed(1) },
     { figure: '  ours: one claimed poll, p50 / p99 (call + apply)', value: `${percentile(durations, 50).toFixed(1)} / ${percentile(durations, 99).toFixed(1)} ms` },
     { figure: '  ours: completed rows (every 10th task)', value: fmt(completed) },
