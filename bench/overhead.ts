@@ -15,7 +15,10 @@
  *   - through the orchestrator: POST /v1/media-buys (202 with status completed
  *     once the seller's synchronous reply is stored);
  *   - information: the SDK call alone (no commit), and our client
- *     (createAdcpClient().callTask from src/adcp, what the orchestrator itself uses).
+ *     (createAdcpClient().callTask from src/adcp, what the orchestrator itself uses);
+ *     and the floor behind an HTTP hop (bench/lib/create-hop-floor.ts: a bare Fastify
+ *     endpoint in this process doing the floor's job, reached as we are), to split the
+ *     distance into what the hop costs and what our service does beyond the floor.
  * Sequential latency (p50/p99) and throughput at concurrency 8, in two rounds per
  * path, the order of the paths reversed in the second round (the ratios are the
  * figures that count on a shared machine).
@@ -32,6 +35,7 @@ import { fmt, log, machineLine, nextMessage, onStdinMessages, percentile, printR
 import { openFloorDb, TurnCommitter } from './lib/floor-sqlite.js';
 import { floorRows, ms, perSecond } from './lib/floor-report.js';
 import { addAgent, startBenchApp } from './lib/orchestrator.js';
+import { startHopFloor } from './lib/create-hop-floor.js';
 import { enableSqlTiming, sqlTimingReport } from './lib/sql-timing.js';
 
 const { values } = parseArgs({ options: { client: { type: 'boolean' }, n: { type: 'string', default: '300' }, seconds: { type: 'string', default: '8' } } });
@@ -76,7 +80,18 @@ if (values.client) {
     if (!body || JSON.stringify(body).indexOf('media_buy_id') < 0) throw new Error(`SDK reply without media_buy_id: ${JSON.stringify(r).slice(0, 200)}`);
     return body;
   };
-  onStdinMessages(async (m: { sellerUrl: string; orchUrl: string; apiKey: string; agentId: string }) => {
+  /** POST /v1/media-buys as a user's program would; 202 with the finished create, or the bench stops. */
+  async function postCreate(url: string, key: string, body: unknown): Promise<string> {
+    const res = await fetch(`${url}/v1/media-buys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const answer = (await res.json()) as { status?: string };
+    if (res.status !== 202 || answer.status !== 'completed') throw new Error(`${url}: ${res.status} ${JSON.stringify(answer).slice(0, 300)}`);
+    return 'ok';
+  }
+  onStdinMessages(async (m: { sellerUrl: string; orchUrl: string; apiKey: string; agentId: string; hopFloor: { url: string; key: string } }) => {
     const paths: Record<string, () => Promise<string>> = {
       'floor: SDK callMCPTool, one durable commit before and one after': async () => {
         const request = { ...mediaBuyRequest(), idempotency_key: randomUUID() };
@@ -86,16 +101,7 @@ if (values.client) {
         floorCalls++;
         return 'ok';
       },
-      'orchestrator, POST /v1/media-buys': async () => {
-        const res = await fetch(`${m.orchUrl}/v1/media-buys`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${m.apiKey}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ agent_id: m.agentId, request: mediaBuyRequest() }),
-        });
-        const body = (await res.json()) as { status?: string };
-        if (res.status !== 202 || body.status !== 'completed') throw new Error(`orchestrator: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
-        return 'ok';
-      },
+      'orchestrator, POST /v1/media-buys': () => postCreate(m.orchUrl, m.apiKey, { agent_id: m.agentId, request: mediaBuyRequest() }),
       'direct, @adcp/sdk callMCPTool': async () => {
         mediaBuyOf(await callMCPTool(m.sellerUrl, 'create_media_buy', { ...mediaBuyRequest(), idempotency_key: randomUUID() }));
         return 'ok';
@@ -105,6 +111,7 @@ if (values.client) {
         if (r.status !== 'completed') throw new Error(`our client: ${r.status}`);
         return 'ok';
       },
+      'floor behind an HTTP hop, POST /v1/media-buys': () => postCreate(m.hopFloor.url, m.hopFloor.key, { request: mediaBuyRequest() }),
     };
     // Each path in turn, twice, the order reversed the second time, so every path sees the same machine.
     const ROUNDS = 2;
@@ -165,15 +172,18 @@ if (values.client) {
   const { url: sellerUrl } = await nextMessage<{ url: string }>(sellerProc, (m) => 'url' in m);
   const bench = await startBenchApp({ env: { ADCP_ORCH_SYNC_WAIT_MS: '10000' } });
   const agentId = await addAgent(bench, sellerUrl);
+  const hopFloor = await startHopFloor(sellerUrl, tempDir());
   const client = spawnTs('bench/overhead.ts', ['--client', '--n', String(N), '--seconds', String(SECONDS)]);
-  send(client, { sellerUrl, orchUrl: bench.url, apiKey: bench.apiKey, agentId });
+  send(client, { sellerUrl, orchUrl: bench.url, apiKey: bench.apiKey, agentId, hopFloor: { url: hopFloor.url, key: hopFloor.key } });
   const { results, floorCheck } = await nextMessage<{ results: PathResult[]; floorCheck: { calls: number; rows: number; replies: number } }>(client, (m) => 'results' in m, 600_000);
   sellerProc.kill('SIGTERM');
+  const hopStored = hopFloor.stored();
+  await hopFloor.close();
   await bench.close();
   if (process.env.BENCH_SQL_TIMING === '1') log(sqlTimingReport(20));
 
   for (const r of results) log(`${r.label}: p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, sequential ${fmt(r.seqPerSecond)}/s, concurrency ${CONCURRENCY} ${fmt(r.concPerSecond)}/s`);
-  const [floor, orch, sdk, ourClient] = results as [PathResult, PathResult, PathResult, PathResult];
+  const [floor, orch, sdk, ourClient, hop] = results as [PathResult, PathResult, PathResult, PathResult, PathResult];
   const floorOk = floorCheck.rows === floorCheck.calls && floorCheck.replies === floorCheck.calls;
   const floorCheckRow = {
     figure: '  check, floor: every call stored before sent and its reply after (rows / replies / calls)',
@@ -196,7 +206,17 @@ if (values.client) {
     { figure: '  information: SDK alone, no commit, p50 / p99; concurrency 8', value: `${ms(sdk.p50)} / ${ms(sdk.p99)}; ${perSecond(sdk.concPerSecond)}` },
     { figure: '  information: src/adcp client alone p50 / p99; concurrency 8', value: `${ms(ourClient.p50)} / ${ms(ourClient.p99)}; ${perSecond(ourClient.concPerSecond)}` },
     { figure: '  information: ours / SDK alone, p50; throughput', value: `${(orch.p50 / sdk.p50).toFixed(2)}×; ${(orch.concPerSecond / sdk.concPerSecond).toFixed(2)}×` },
+    {
+      figure: '  information: the floor behind an HTTP hop, p50; concurrency 8; its ÷ floor; ours ÷ it',
+      value: `${ms(hop.p50)}; ${perSecond(hop.concPerSecond)}; p50 ${(hop.p50 / floor.p50).toFixed(2)}×, throughput ${(hop.concPerSecond / floor.concPerSecond).toFixed(2)}×; p50 ${(orch.p50 / hop.p50).toFixed(2)}×, throughput ${(orch.concPerSecond / hop.concPerSecond).toFixed(2)}×`,
+    },
     floorCheckRow,
+    {
+      figure: '  check, floor behind the hop: every 202 stored before sent and its reply after (rows / replies / answered)',
+      value: `${hopStored.rows} / ${hopStored.replies} / ${hopStored.answered}`,
+      target: 'equal',
+      pass: hopStored.rows === hopStored.answered && hopStored.replies === hopStored.answered,
+    },
   ]);
   process.exit(0);
 }
