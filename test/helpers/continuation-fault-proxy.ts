@@ -8,6 +8,7 @@
  */
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { peekJsonRpc, readBody } from './request-body.js';
 
 export type ContinuationFault = 'lose-reply' | 'drop-request';
 
@@ -26,7 +27,7 @@ export async function startContinuationFaultProxy(target: string): Promise<Conti
   let origin = '';
   const seen: ContinuationFaultProxy['seen'] = [];
   const server: Server = createServer(async (req, res) => {
-    const body = await readAll(req);
+    const body = await readBody(req);
     const followUp = followUpOf(body);
     const fault = followUp ? pending : undefined;
     if (followUp) {
@@ -67,22 +68,9 @@ export async function startContinuationFaultProxy(target: string): Promise<Conti
 }
 
 function followUpOf(body: Buffer): { messageId: string; taskId: string } | undefined {
-  try {
-    const rpc = JSON.parse(body.toString('utf8')) as { method?: string; params?: { message?: { messageId?: string; taskId?: string } } };
-    const m = rpc.params?.message;
-    return rpc.method === 'message/send' && m?.taskId && m.messageId ? { messageId: m.messageId, taskId: m.taskId } : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function readAll(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
+  const rpc = peekJsonRpc(body);
+  const m = rpc?.params?.message as { messageId?: string; taskId?: string } | undefined;
+  return rpc?.method === 'message/send' && m?.taskId && m.messageId ? { messageId: m.messageId, taskId: m.taskId } : undefined;
 }
 
 function forward(target: string, req: IncomingMessage, body: Buffer): Promise<{ status: number; headers: Record<string, string>; body: Buffer }> {
