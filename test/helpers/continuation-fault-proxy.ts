@@ -6,8 +6,9 @@
  * - `drop-request`: the seller never sees it; the buyer gets a 502.
  * Everything else passes through untouched.
  */
-import { createServer, request, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { forwardTo } from './proxy-forward.js';
 import { peekJsonRpc, readBody } from './request-body.js';
 
 export type ContinuationFault = 'lose-reply' | 'drop-request';
@@ -39,7 +40,7 @@ export async function startContinuationFaultProxy(target: string): Promise<Conti
       return;
     }
     try {
-      const answer = await forward(target, req, body);
+      const answer = await forwardTo(target, req, body);
       if (fault === 'lose-reply') {
         res.writeHead(502).end('proxy: reply lost');
         return;
@@ -71,25 +72,4 @@ function followUpOf(body: Buffer): { messageId: string; taskId: string } | undef
   const rpc = peekJsonRpc(body);
   const m = rpc?.params?.message as { messageId?: string; taskId?: string } | undefined;
   return rpc?.method === 'message/send' && m?.taskId && m.messageId ? { messageId: m.messageId, taskId: m.taskId } : undefined;
-}
-
-function forward(target: string, req: IncomingMessage, body: Buffer): Promise<{ status: number; headers: Record<string, string>; body: Buffer }> {
-  const url = new URL(req.url ?? '/', target);
-  return new Promise((resolve, reject) => {
-    const out = request(
-      url,
-      { method: req.method, headers: { ...req.headers, host: url.host, 'content-length': String(body.length) } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const headers: Record<string, string> = {};
-          for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string' && k !== 'transfer-encoding' && k !== 'connection') headers[k] = v;
-          resolve({ status: res.statusCode ?? 502, headers, body: Buffer.concat(chunks) });
-        });
-      },
-    );
-    out.on('error', reject);
-    out.end(body);
-  });
 }
