@@ -11,6 +11,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { eventually } from '../helpers/orchestrator.js';
 import { mediaBuyRequest } from '../helpers/media-buy.js';
 import { describeInBrowser, launchBrowser, screenshot, signIn, startSandboxServer, type SandboxServer } from '../helpers/browser.js';
+import { whenBodyRead } from '../helpers/request-body.js';
 
 interface Received {
   path: string;
@@ -28,9 +29,7 @@ describeInBrowser('notification links and subscriptions in a browser', () => {
 
   beforeAll(async () => {
     receiver = createServer((req, res) => {
-      let text = '';
-      req.on('data', (c) => (text += c));
-      req.on('end', () => {
+      whenBodyRead(req, (text) => {
         received.push({ path: req.url ?? '', body: JSON.parse(text) });
         res.statusCode = req.url === '/standard' && !standardOk ? 500 : 200;
         res.end();

@@ -6,8 +6,10 @@
  * - `drop-request`: the seller never sees it; the buyer gets a 502.
  * Everything else passes through untouched.
  */
-import { createServer, request, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { forwardTo } from './proxy-forward.js';
+import { peekJsonRpc, readBody } from './request-body.js';
 
 export type ContinuationFault = 'lose-reply' | 'drop-request';
 
@@ -26,7 +28,7 @@ export async function startContinuationFaultProxy(target: string): Promise<Conti
   let origin = '';
   const seen: ContinuationFaultProxy['seen'] = [];
   const server: Server = createServer(async (req, res) => {
-    const body = await readAll(req);
+    const body = await readBody(req);
     const followUp = followUpOf(body);
     const fault = followUp ? pending : undefined;
     if (followUp) {
@@ -38,7 +40,7 @@ export async function startContinuationFaultProxy(target: string): Promise<Conti
       return;
     }
     try {
-      const answer = await forward(target, req, body);
+      const answer = await forwardTo(target, req, body);
       if (fault === 'lose-reply') {
         res.writeHead(502).end('proxy: reply lost');
         return;
@@ -67,41 +69,7 @@ export async function startContinuationFaultProxy(target: string): Promise<Conti
 }
 
 function followUpOf(body: Buffer): { messageId: string; taskId: string } | undefined {
-  try {
-    const rpc = JSON.parse(body.toString('utf8')) as { method?: string; params?: { message?: { messageId?: string; taskId?: string } } };
-    const m = rpc.params?.message;
-    return rpc.method === 'message/send' && m?.taskId && m.messageId ? { messageId: m.messageId, taskId: m.taskId } : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function readAll(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
-
-function forward(target: string, req: IncomingMessage, body: Buffer): Promise<{ status: number; headers: Record<string, string>; body: Buffer }> {
-  const url = new URL(req.url ?? '/', target);
-  return new Promise((resolve, reject) => {
-    const out = request(
-      url,
-      { method: req.method, headers: { ...req.headers, host: url.host, 'content-length': String(body.length) } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const headers: Record<string, string> = {};
-          for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string' && k !== 'transfer-encoding' && k !== 'connection') headers[k] = v;
-          resolve({ status: res.statusCode ?? 502, headers, body: Buffer.concat(chunks) });
-        });
-      },
-    );
-    out.on('error', reject);
-    out.end(body);
-  });
+  const rpc = peekJsonRpc(body);
+  const m = rpc?.params?.message as { messageId?: string; taskId?: string } | undefined;
+  return rpc?.method === 'message/send' && m?.taskId && m.messageId ? { messageId: m.messageId, taskId: m.taskId } : undefined;
 }

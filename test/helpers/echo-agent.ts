@@ -8,8 +8,9 @@
  * that the orchestrator stores, shows and logs: the tests use it to prove that
  * what an agent answers is scrubbed of them.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { peekJsonRpc, readBodyText } from './request-body.js';
 
 export interface EchoAgent {
   origin: string;
@@ -20,17 +21,11 @@ export interface EchoAgent {
   close(): Promise<void>;
 }
 
-async function readAll(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 export async function startEchoAgent(): Promise<EchoAgent> {
   const calls: string[] = [];
   let origin = '';
   const server: Server = createServer(async (req, res) => {
-    const body = await readAll(req);
+    const body = await readBodyText(req);
     // Each endpoint's card (under it) names the endpoint itself.
     const endpoint = `/${new URL(req.url ?? '/', origin).pathname.split('/')[1]}`;
     res.setHeader('content-type', 'application/json');
@@ -45,12 +40,8 @@ export async function startEchoAgent(): Promise<EchoAgent> {
       res.end(JSON.stringify({ adcp_error: { code: 'SERVICE_UNAVAILABLE', recovery: 'transient', retry_after: 1, message } }));
       return;
     }
-    let id: unknown = null;
-    try {
-      id = JSON.parse(body).id ?? null;
-    } catch {
-      /* answer with a null id */
-    }
+    // Not JSON-RPC: answer with a null id.
+    const id = peekJsonRpc(body)?.id ?? null;
     res.end(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32602, message } }));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

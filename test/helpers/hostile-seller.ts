@@ -16,6 +16,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { readBodyText, type JsonRpcRequest } from './request-body.js';
 
 export type HostileReply = 'drip' | 'ok' | { bytes: number };
 
@@ -139,7 +140,7 @@ export async function startHostileSeller(opts: { dripEveryMs?: number } = {}): P
       return answer('agent-card', res, req, ['', ''], Buffer.from(JSON.stringify(card)));
     }
     if (req.method !== 'POST') return json(res, 405, { error: 'method not allowed' });
-    const rpc = JSON.parse(await readAll(req)) as { id?: unknown; method?: string; params?: any };
+    const rpc = JSON.parse(await readBodyText(req)) as JsonRpcRequest;
     const id = JSON.stringify(rpc.id);
     if (path === '/a2a') {
       const data = rpc.params?.message?.parts?.find((p: any) => p?.kind === 'data')?.data ?? {};
@@ -224,10 +225,4 @@ function json(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);
-}
-
-async function readAll(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }

@@ -11,6 +11,7 @@ import { EventEmitter, once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { InMemoryReplayStore, InMemoryRevocationStore, StaticJwksResolver, verifyWebhookSignature } from '@adcp/sdk/signing/server';
+import { whenBodyRead } from './request-body.js';
 
 export type ReceiverAuth = { hmac: string } | { bearer: string } | { rfc9421: { keys: unknown[] } };
 
@@ -88,11 +89,8 @@ export async function startReportReceiver(auth: ReceiverAuth): Promise<ReportRec
     },
   };
   const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
+    whenBodyRead(req, (raw) => {
       void (async () => {
-        const raw = Buffer.concat(chunks).toString('utf8');
         const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v)]));
         const verified = await verify(`${receiver.url}${req.url ?? '/'}`, headers, raw);
         const status = verified ? receiver.answer(++verifiedCount) : 401;

@@ -6,6 +6,7 @@
  */
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readBody } from './request-body.js';
 
 export interface RoundRobinProxy {
   url: string;
@@ -18,7 +19,7 @@ export async function startRoundRobinProxy(backends: () => string[], port = 0): 
   let next = 0;
   const counts = new Map<string, number>();
   const server: Server = createServer(async (req, res) => {
-    const body = await readAll(req);
+    const body = await readBody(req);
     const list = backends();
     for (let tries = 0; tries < list.length; tries++) {
       const base = list[next++ % list.length]!;
@@ -47,17 +48,11 @@ export async function startRoundRobinProxy(backends: () => string[], port = 0): 
   };
 }
 
-async function readAll(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
-  return Buffer.concat(chunks);
-}
-
 function forward(base: string, req: IncomingMessage, body: Buffer): Promise<{ status: number; headers: Record<string, string | string[]>; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const target = new URL(req.url ?? '/', base);
     const out = request(target, { method: req.method, headers: req.headers }, (res) => {
-      readAll(res).then((b) => resolve({ status: res.statusCode ?? 502, headers: res.headers as Record<string, string | string[]>, body: b }), reject);
+      readBody(res).then((b) => resolve({ status: res.statusCode ?? 502, headers: res.headers as Record<string, string | string[]>, body: b }), reject);
     });
     out.on('error', reject);
     out.end(body);

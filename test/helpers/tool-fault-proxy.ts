@@ -5,8 +5,10 @@
  * - `hold`: never answer and never forward (a hung agent; the socket is closed when the proxy is);
  * - `pass`: forward untouched (the default, and for every other request).
  */
-import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { forwardTo } from './proxy-forward.js';
+import { peekJsonRpc, readBody } from './request-body.js';
 
 export type ToolFault = 'pass' | 'fail' | 'hold';
 
@@ -28,7 +30,7 @@ export async function startToolFaultProxy(target: string): Promise<ToolFaultProx
   const waiters: Array<() => void> = [];
   const held = new Set<ServerResponse>();
   const server: Server = createServer(async (req, res) => {
-    const body = await readAll(req);
+    const body = await readBody(req);
     const tool = toolOf(body);
     const fault = tool ? (faults.get(tool) ?? 'pass') : 'pass';
     if (tool) {
@@ -44,7 +46,7 @@ export async function startToolFaultProxy(target: string): Promise<ToolFaultProx
       return;
     }
     try {
-      const answer = await forward(target, req, body);
+      const answer = await forwardTo(target, req, body);
       res.writeHead(answer.status, answer.headers);
       res.end(answer.body);
     } catch {
@@ -71,32 +73,6 @@ export async function startToolFaultProxy(target: string): Promise<ToolFaultProx
 }
 
 function toolOf(body: Buffer): string | undefined {
-  try {
-    const rpc = JSON.parse(body.toString('utf8')) as { method?: string; params?: { name?: unknown } };
-    return rpc.method === 'tools/call' && typeof rpc.params?.name === 'string' ? rpc.params.name : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-async function readAll(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
-  return Buffer.concat(chunks);
-}
-
-function forward(target: string, req: IncomingMessage, body: Buffer): Promise<{ status: number; headers: Record<string, string>; body: Buffer }> {
-  const url = new URL(req.url ?? '/', target);
-  return new Promise((resolve, reject) => {
-    const out = request(url, { method: req.method, headers: { ...req.headers, host: url.host, 'content-length': String(body.length) } }, (res) => {
-      readAll(res).then((b) => {
-        const headers: Record<string, string> = {};
-        for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string' && k !== 'transfer-encoding' && k !== 'connection') headers[k] = v;
-        headers['content-length'] = String(b.length);
-        resolve({ status: res.statusCode ?? 502, headers, body: b });
-      }, reject);
-    });
-    out.on('error', reject);
-    out.end(body);
-  });
+  const rpc = peekJsonRpc(body);
+  return rpc?.method === 'tools/call' && typeof rpc.params?.name === 'string' ? rpc.params.name : undefined;
 }

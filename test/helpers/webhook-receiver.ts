@@ -8,6 +8,7 @@ import { once } from 'node:events';
 import { EventEmitter } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { whenBodyRead } from './request-body.js';
 
 export interface ReceivedRequest {
   /** 0-based, in arrival order. */
@@ -63,11 +64,9 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     },
   };
   const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
+    whenBodyRead(req, (body) => {
       const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v)]));
-      const seen = { index: receiver.requests.length, at: Date.now(), path: req.url ?? '/', headers, body: Buffer.concat(chunks).toString('utf8') };
+      const seen = { index: receiver.requests.length, at: Date.now(), path: req.url ?? '/', headers, body };
       const answer = receiver.script(seen);
       receiver.requests.push({ ...seen, answered: answer === 'hang' ? 'hang' : answer.status });
       if (answer !== 'hang') res.writeHead(answer.status, answer.headers).end();

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdcpClient } from '../../src/adcp/client.js';
 import { AdcpTransportError, type AdcpClient } from '../../src/adcp/types.js';
 import { loadVectors } from '../unit/adcp/vectors.js';
+import { whenBodyRead } from '../helpers/request-body.js';
 
 interface McpVector {
   id: string;
@@ -39,11 +40,9 @@ let server: Server;
 let url: string;
 beforeAll(async () => {
   server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
+    whenBodyRead(req, (body) => {
       if (req.method !== 'POST') return void res.writeHead(405).end();
-      const msg = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      const msg = JSON.parse(body);
       if (msg.method !== 'initialize' && req.headers['mcp-session-id'] !== SESSION) return void res.writeHead(400).end('no session');
       if (msg.id === undefined) return void res.writeHead(202).end();
       if (msg.method === 'initialize') {

@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createAdcpClient } from '../../src/adcp/client.js';
 import type { AdcpClient, AgentEndpoint } from '../../src/adcp/types.js';
+import { whenBodyRead } from '../helpers/request-body.js';
 
 /** Per session id: the token it was opened with. */
 const opened = new Map<string, string | undefined>();
@@ -20,11 +21,9 @@ let url: string;
 let client: AdcpClient;
 beforeAll(async () => {
   server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
+    whenBodyRead(req, (body) => {
       if (req.method !== 'POST') return void res.writeHead(405).end();
-      const msg = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      const msg = JSON.parse(body);
       const token = req.headers['x-adcp-auth'] as string | undefined;
       let session = req.headers['mcp-session-id'] as string | undefined;
       if (msg.method === 'initialize') {

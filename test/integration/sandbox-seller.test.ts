@@ -22,6 +22,7 @@ import {
   type SandboxSeller,
   type SandboxSellerOptions,
 } from '../../src/sandbox/seller.js';
+import { whenBodyRead } from '../helpers/request-body.js';
 
 type Body = Record<string, any>;
 interface Reply {
@@ -79,10 +80,7 @@ async function receiver(answer: (n: number) => number | [number, Record<string, 
   const deliveries: Delivery[] = [];
   const waiters: Array<() => void> = [];
   const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks).toString('utf8');
+    whenBodyRead(req, (raw) => {
       deliveries.push({ headers: req.headers, raw, body: JSON.parse(raw) as Body, url: req.url ?? '' });
       const a = answer(deliveries.length);
       const [status, headers] = Array.isArray(a) ? a : [a, {}];

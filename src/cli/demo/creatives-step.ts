@@ -11,19 +11,13 @@
  * operation's `input_request`), never taken from what was sent: the demo shows
  * what a user would see. Bounded by the demo's deadline.
  */
-import { callApi, type ApiTarget } from '../api-client.js';
+import { callApi } from '../api-client.js';
 import type { MediaBuyJson } from '../../domain/media-buy-json.js';
-import type { DemoStack } from './demo-stack.js';
+import { campaignBuys, shortId, sleep, type DemoStepInput } from './demo-step.js';
 
-export interface CreativesStepInput {
-  stack: DemoStack;
-  op: ApiTarget;
-  campaignId: string;
-  /** Which buy gets the creatives: the demo's label of it ("buy 1") by its create operation's id. */
+export interface CreativesStepInput extends DemoStepInput {
+  /** Which buy gets the creatives: the demo's label of it ("buy 1"). */
   label: string;
-  labelOf(operationId: string): string | undefined;
-  deadline: number;
-  say(text: string): void;
 }
 
 interface CreativeView {
@@ -37,7 +31,6 @@ interface CreativeView {
 
 const GOOD = 'cr_demo_hero';
 const BAD = 'cr_demo_promo';
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
 
 export async function runCreativesStep(c: CreativesStepInput): Promise<boolean> {
   const buy = await findBuy(c);
@@ -55,7 +48,7 @@ export async function runCreativesStep(c: CreativesStepInput): Promise<boolean> 
       { creative_id: BAD, package_id: packageId },
     ],
   });
-  c.say(`${who}  two banners sent to package ${packageId} (sync_creatives operation ${short(sent.id)}: ${sent.status}); the seller reviews them before they run`);
+  c.say(`${who}  two banners sent to package ${packageId} (sync_creatives operation ${shortId(sent.id)}: ${sent.status}); the seller reviews them before they run`);
 
   const told = new Map<string, string>();
   let corrected = false;
@@ -89,10 +82,10 @@ async function correct(c: CreativesStepInput, who: string, bad: CreativeView, se
   const waiting = await callApi<{ id: string; needs_input: boolean; input_request?: { id: string; kind: string; allowed: string[] } }>(c.op, 'GET', `/v1/operations/${encodeURIComponent(bad.sync.operation_id)}`);
   const request = waiting.input_request;
   if (!waiting.needs_input || request?.kind !== 'creative_rejected') {
-    c.say(`${who}  the rejection of ${bad.creative_id} is not in the inbox (operation ${short(waiting.id)})`);
+    c.say(`${who}  the rejection of ${bad.creative_id} is not in the inbox (operation ${shortId(waiting.id)})`);
     return false;
   }
-  c.say(`${who}  in the inbox: creative_rejected on operation ${short(waiting.id)}, a person may ${request.allowed.join(' or ')}`);
+  c.say(`${who}  in the inbox: creative_rejected on operation ${shortId(waiting.id)}, a person may ${request.allowed.join(' or ')}`);
   const message = 'landing page moved to the brand domain';
   const child = await callApi<{ id: string; type: string }>(c.stack.person, 'POST', `/v1/operations/${encodeURIComponent(waiting.id)}/input`, {
     decision: 'respond',
@@ -100,13 +93,12 @@ async function correct(c: CreativesStepInput, who: string, bad: CreativeView, se
     message,
     params: { creatives: [banner(BAD, 'Launch promo banner, landing page fixed', sellerUrl)] },
   });
-  c.say(`${who}  the demo answers as the person (key ${c.stack.personName}, role approver): respond with a corrected ${bad.creative_id} ("${message}") → ${child.type} operation ${short(child.id)}`);
+  c.say(`${who}  the demo answers as the person (key ${c.stack.personName}, role approver): respond with a corrected ${bad.creative_id} ("${message}") → ${child.type} operation ${shortId(child.id)}`);
   return true;
 }
 
 async function findBuy(c: CreativesStepInput): Promise<MediaBuyJson | undefined> {
-  const page = await callApi<{ media_buys: MediaBuyJson[] }>(c.op, 'GET', `/v1/media-buys?campaign_id=${encodeURIComponent(c.campaignId)}&limit=50`);
-  return page.media_buys.find((b) => c.labelOf(b.operation_id) === c.label);
+  return (await campaignBuys(c)).find((b) => c.labelOf(b.operation_id) === c.label);
 }
 
 /** A 300×250 display creative as sync_creatives takes it; the sandbox seller's review reads its name. */
@@ -118,5 +110,3 @@ function banner(creativeId: string, name: string, sellerUrl: string): Record<str
     assets: { image: { asset_type: 'image', url: `https://cdn.example-brand.com/${creativeId}.png`, width: 300, height: 250 } },
   };
 }
-
-const short = (id: string) => `${id.slice(0, 12)}…`;

@@ -12,23 +12,15 @@
  * Everything is bounded by the demo's deadline: a report that never comes ends the
  * demo with a clear line and a non-zero exit, not a hang.
  */
-import { callApi, type ApiTarget } from '../api-client.js';
+import { callApi } from '../api-client.js';
 import { money } from '../media-buy-view.js';
 import type { MediaBuyJson } from '../../domain/media-buy-json.js';
-import type { DemoStack } from './demo-stack.js';
+import { campaignBuys, sleep, type DemoStepInput } from './demo-step.js';
 
-export interface DeliveryCheckInput {
-  stack: DemoStack;
-  op: ApiTarget;
-  campaignId: string;
+export interface DeliveryCheckInput extends DemoStepInput {
   planId: string;
-  /** The demo's label of a buy by its create operation's id ("buy 1"), for the live lines. */
-  labelOf(operationId: string): string | undefined;
   /** How many buys the campaign made (those that were bought). */
   expectedBuys: number;
-  /** Epoch ms by which everything must be in. */
-  deadline: number;
-  say(text: string): void;
 }
 
 interface DeliveryTotals {
@@ -36,7 +28,6 @@ interface DeliveryTotals {
 }
 
 const cents = (n: number) => Math.round(n * 100);
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
 
 export async function checkDelivery(c: DeliveryCheckInput): Promise<boolean> {
   const buys = await followReports(c);
@@ -76,9 +67,9 @@ async function followReports(c: DeliveryCheckInput): Promise<MediaBuyJson[] | un
   c.say(`the buys now fly on the sandbox's compressed clock; their sellers report delivery to our reporting webhooks:`);
   const told = new Map<string, number>();
   for (;;) {
-    const page = await callApi<{ media_buys: MediaBuyJson[] }>(c.op, 'GET', `/v1/media-buys?campaign_id=${encodeURIComponent(c.campaignId)}&limit=50`);
+    const buys = await campaignBuys(c);
     // Oldest first, so the lines read in the order the buys were made.
-    for (const b of [...page.media_buys].reverse()) {
+    for (const b of [...buys].reverse()) {
       if ((told.get(b.id) ?? 0) === b.reports.received) continue;
       told.set(b.id, b.reports.received);
       const budget = b.budget.amount ? ` / ${money(b.budget.amount)}` : '';
@@ -86,11 +77,11 @@ async function followReports(c: DeliveryCheckInput): Promise<MediaBuyJson[] | un
         `${c.labelOf(b.operation_id) ?? b.id}  report #${b.reports.last_sequence ?? '?'} in${b.reports.final_received ? ' (final)' : ''}: spend ${money(b.delivery.spend)}${budget} USD, ${b.status}, pacing ${b.delivery.pacing.state}`,
       );
     }
-    const done = page.media_buys.length === c.expectedBuys && page.media_buys.every((b) => b.reports.final_received);
-    if (done) return page.media_buys;
+    const done = buys.length === c.expectedBuys && buys.every((b) => b.reports.final_received);
+    if (done) return buys;
     if (Date.now() > c.deadline) {
-      const waiting = page.media_buys.filter((b) => !b.reports.final_received).map((b) => c.labelOf(b.operation_id) ?? b.id);
-      c.say(`the final delivery reports did not all come in time (${page.media_buys.length} of ${c.expectedBuys} buys recorded; still flying: ${waiting.join(', ') || '-'})`);
+      const waiting = buys.filter((b) => !b.reports.final_received).map((b) => c.labelOf(b.operation_id) ?? b.id);
+      c.say(`the final delivery reports did not all come in time (${buys.length} of ${c.expectedBuys} buys recorded; still flying: ${waiting.join(', ') || '-'})`);
       return undefined;
     }
     await sleep(200);

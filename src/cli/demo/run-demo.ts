@@ -23,6 +23,7 @@ import { followEvents, type Notification } from '../event-stream.js';
 import { runCreativesStep } from './creatives-step.js';
 import { checkDelivery } from './delivery-check.js';
 import type { DemoStack } from './demo-stack.js';
+import { shortId, sleep, type DemoStepInput } from './demo-step.js';
 
 export interface DemoOutput {
   line(text: string): void;
@@ -66,7 +67,7 @@ export async function runDemo(stack: DemoStack, out: DemoOutput, timeoutMs = 50_
   });
   await until(async () => ((await callApi<{ status: string }>(op, 'GET', `/v1/operations/${sync.id}`)).status === 'completed' ? true : undefined), 10_000, 'the plan sync');
   const plan = await callApi<{ version: number; status: string }>(op, 'GET', `/v1/plans/${PLAN_ID}`);
-  say(`plan ${PLAN_ID} synced (sync_plans operation ${short(sync.id)}): ${plan.status}, version ${plan.version}, 50000 USD, flight to ${flightEnd.slice(0, 10)}`);
+  say(`plan ${PLAN_ID} synced (sync_plans operation ${shortId(sync.id)}): ${plan.status}, version ${plan.version}, 50000 USD, flight to ${flightEnd.slice(0, 10)}`);
 
   const buys: Buy[] = [
     { label: 'buy 1', seller: 0, product: 'sandbox_underpacing', budget: 5_000 },
@@ -140,18 +141,9 @@ export async function runDemo(stack: DemoStack, out: DemoOutput, timeoutMs = 50_
     return false;
   }
   if (!(await summary(stack, op, campaignId, labels, say))) return false;
-  const labelOf = (operationId: string) => labels.get(operationId)?.label;
-  if (!(await runCreativesStep({ stack, op, campaignId, label: 'buy 1', labelOf, deadline: started + timeoutMs, say }))) return false;
-  return checkDelivery({
-    stack,
-    op,
-    campaignId,
-    planId: PLAN_ID,
-    labelOf,
-    expectedBuys: 3,
-    deadline: started + timeoutMs,
-    say,
-  });
+  const step: DemoStepInput = { stack, op, campaignId, labelOf: (operationId) => labels.get(operationId)?.label, deadline: started + timeoutMs, say };
+  if (!(await runCreativesStep({ ...step, label: 'buy 1' }))) return false;
+  return checkDelivery({ ...step, planId: PLAN_ID, expectedBuys: 3 });
 }
 
 async function summary(stack: DemoStack, op: ApiTarget, campaignId: string, labels: Map<string, Buy>, say: (t: string) => void): Promise<boolean> {
@@ -207,7 +199,7 @@ function governanceLine(gov: any): string | undefined {
   const check = gov.check;
   switch (gov.step) {
     case 'approved':
-      return `governance: approved (${short(check?.check_id)}), token valid until ${check?.expires_at ?? '?'}: sending to the seller`;
+      return `governance: approved (${shortId(check?.check_id)}), token valid until ${check?.expires_at ?? '?'}: sending to the seller`;
     case 'reviewing':
       return `governance: under human review at the agent (task ${check?.task_id})`;
     case 'conditions':
@@ -222,9 +214,6 @@ function governanceLine(gov: any): string | undefined {
       return undefined;
   }
 }
-
-const short = (id: string | undefined) => (id ? `${id.slice(0, 12)}…` : '?');
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
 
 async function until<T>(check: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
   const deadline = Date.now() + timeoutMs;
