@@ -22,6 +22,15 @@ export interface BuyWorkerOptions {
   outage?: DatabaseOutage;
 }
 
+/**
+ * Wake-ups within this long of the first one are answered together. Every buy change
+ * wakes the loop (wiring.ts) and each wake-up costs two reads; at a hundred creates a
+ * second that was a read pair per create, nearly all finding nothing due (a new buy's
+ * first read is an interval away). Nothing a wake-up can make due is that urgent: a
+ * status read a second after a report, an operator's refresh, a freed slot.
+ */
+export const WAKE_COALESCE_MS = 20;
+
 interface DueTimes {
   buy: number | null | undefined;
   outcome: number | null | undefined;
@@ -40,6 +49,7 @@ export class BuyWorker {
   /** A wake-up that came while the loop was not asleep (reading or claiming): the next sleep is skipped, so no change is missed. */
   private wokenAwake = false;
   private wakeTimer: NodeJS.Timeout | undefined;
+  private coalesceTimer: NodeJS.Timeout | undefined;
   private readonly active = new Set<Promise<void>>();
 
   constructor(
@@ -58,8 +68,10 @@ export class BuyWorker {
   }
 
   wake(): void {
-    if (this.wakeResolve) this.wakeResolve();
-    else this.wokenAwake = true;
+    const resolve = this.wakeResolve;
+    if (!resolve) this.wokenAwake = true;
+    else if (!this.running) resolve(); // stopping: at once
+    else this.coalesceTimer ??= setTimeout(resolve, WAKE_COALESCE_MS);
   }
 
   async stop(timeoutMs = 10_000): Promise<void> {
@@ -166,12 +178,16 @@ export class BuyWorker {
 
   private sleep(ms: number): Promise<void> {
     if (this.wokenAwake) {
+      // Woken while reading or claiming: look again soon, together with any wake-up that follows.
       this.wokenAwake = false;
-      return Promise.resolve();
+      if (!this.running) return Promise.resolve();
+      ms = Math.min(ms, WAKE_COALESCE_MS);
     }
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(this.wakeTimer);
+        clearTimeout(this.coalesceTimer);
+        this.coalesceTimer = undefined;
         this.wakeResolve = undefined;
         resolve();
       };

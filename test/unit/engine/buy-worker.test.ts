@@ -1,11 +1,12 @@
 /**
  * The live buys' loop looks before it claims: a wake-up with nothing due reads the
  * two due times and claims nothing (a claim is a write transaction), and work that
- * is due, or whose due time cannot be read, is claimed.
+ * is due, or whose due time cannot be read, is claimed. Wake-ups that come together
+ * are answered by one look.
  */
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BuyWorker } from '../../../src/engine/media-buys/buy-worker.js';
+import { BuyWorker, WAKE_COALESCE_MS } from '../../../src/engine/media-buys/buy-worker.js';
 import type { MediaBuyRow, Store } from '../../../src/store/index.js';
 
 interface FakeTables {
@@ -68,13 +69,43 @@ describe('BuyWorker', () => {
     const t: FakeTables = { buyDue: Date.now() + 3_600_000, outcomeDue: null, buys: [] };
     const { store, calls } = fakeStore(t);
     worker = start(store, []);
-    for (let i = 0; i < 20; i++) {
+    await expect.poll(() => calls.reads, { timeout: 2_000 }).toBeGreaterThan(0);
+    const before = calls.reads;
+    for (let i = 0; i < 3; i++) {
       worker.wake();
-      await sleep(2);
+      await sleep(WAKE_COALESCE_MS * 3);
     }
-    expect(calls.reads).toBeGreaterThanOrEqual(10);
+    // Each wake-up, apart from the others, is answered by a look (the tick is a minute).
+    expect(calls.reads - before).toBeGreaterThanOrEqual(3);
     expect(calls.buyClaims).toBe(0);
     expect(calls.outcomeClaims).toBe(0);
+  });
+
+  it('answers a burst of wake-ups with one look, not one each', async () => {
+    const t: FakeTables = { buyDue: Date.now() + 3_600_000, outcomeDue: null, buys: [] };
+    const { store, calls } = fakeStore(t);
+    worker = start(store, []);
+    await expect.poll(() => calls.reads, { timeout: 2_000 }).toBeGreaterThan(0);
+    await sleep(WAKE_COALESCE_MS * 2);
+    const before = calls.reads;
+    const burstStart = performance.now();
+    for (let i = 0; i < 50; i++) worker.wake();
+    await expect.poll(() => calls.reads, { timeout: 2_000 }).toBeGreaterThan(before);
+    await sleep(WAKE_COALESCE_MS * 3);
+    expect(calls.reads - before).toBe(1);
+    // Answered within the coalescing window, not at the tick.
+    expect(performance.now() - burstStart).toBeLessThan(1_000);
+  });
+
+  it('stops at once, even while a wake-up is being coalesced', async () => {
+    const t: FakeTables = { buyDue: Date.now() + 3_600_000, outcomeDue: null, buys: [] };
+    const { store, calls } = fakeStore(t);
+    const w = start(store, []);
+    await expect.poll(() => calls.reads, { timeout: 2_000 }).toBeGreaterThan(0);
+    w.wake();
+    const t0 = performance.now();
+    await w.stop(1_000);
+    expect(performance.now() - t0).toBeLessThan(WAKE_COALESCE_MS);
   });
 
   it('claims a buy once it is due, and only the table whose work is due', async () => {
