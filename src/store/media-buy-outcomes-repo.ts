@@ -6,10 +6,11 @@
  * claimed with a lease like every other timer; every write of claimed work checks
  * the lease.
  */
-import { sql, type Selectable } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { Db } from './db.js';
 import type { MediaBuyOutcomesTable } from './schema.js';
-import { inWriteTransaction, type Tx } from './tx.js';
+import type { Tx } from './tx.js';
+import { claimDueRows, nextTimerAt } from './timer-claims.js';
 import type { Lease } from './operations-repo.js';
 
 export type OutcomeRow = Selectable<MediaBuyOutcomesTable>;
@@ -24,47 +25,12 @@ export class MediaBuyOutcomesRepo {
 
   /** Claims due outcomes with a lease, counting the attempt (as OperationsRepo.claimDue). */
   async claimDue(owner: string, now: number, leaseMs: number, limit: number): Promise<OutcomeRow[]> {
-    const until = now + leaseMs;
-    if (this.db.dialect === 'postgres') {
-      const { rows } = await sql<OutcomeRow>`
-        WITH due AS (
-          SELECT id FROM media_buy_outcomes
-          WHERE status = 'pending' AND next_attempt_at <= ${now} AND (lease_until IS NULL OR lease_until <= ${now})
-          ORDER BY next_attempt_at
-          LIMIT ${limit}
-          FOR UPDATE SKIP LOCKED
-        )
-        UPDATE media_buy_outcomes o
-        SET lease_owner = ${owner}, lease_until = ${until}, attempt = o.attempt + 1, lease_epoch = o.lease_epoch + 1
-        FROM due WHERE o.id = due.id
-        RETURNING o.*`.execute(this.db.kysely);
-      return rows;
-    }
-    return inWriteTransaction(this.db, async (trx) => {
-      const { rows } = await sql<OutcomeRow>`
-        UPDATE media_buy_outcomes
-        SET lease_owner = ${owner}, lease_until = ${until}, attempt = attempt + 1, lease_epoch = lease_epoch + 1
-        WHERE id IN (
-          SELECT id FROM media_buy_outcomes
-          WHERE status = 'pending' AND next_attempt_at <= ${now} AND (lease_until IS NULL OR lease_until <= ${now})
-          ORDER BY next_attempt_at
-          LIMIT ${limit}
-        )
-        RETURNING *`.execute(trx);
-      return rows;
-    });
+    return claimDueRows<OutcomeRow>(this.db, 'media_buy_outcomes', owner, now, leaseMs, limit);
   }
 
+  /** The earliest attempt among unleased pending outcomes (null: none). */
   async nextDueAt(now: number): Promise<number | null> {
-    const row = await this.db.kysely
-      .selectFrom('media_buy_outcomes')
-      .select('next_attempt_at')
-      .where('status', '=', 'pending')
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
-      .orderBy('next_attempt_at')
-      .limit(1)
-      .executeTakeFirst();
-    return row?.next_attempt_at ?? null;
+    return nextTimerAt(this.db, 'media_buy_outcomes', now);
   }
 
   /** Writes a claimed outcome's result and gives its lease up, if the lease still holds; false otherwise. */
