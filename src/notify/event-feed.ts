@@ -15,6 +15,11 @@
  *   every NOTIFY from another instance and every fallback tick (which covers a lost
  *   wake-up), the reader reads its tenant's rows up to the horizon (see
  *   event-horizon.ts), so a slow transaction's row is never overtaken and skipped.
+ *   A reader that finds the horizon held at such a gap looks again by itself, soon and
+ *   then less often: the transactions holding it may end without a wake-up (any
+ *   transaction of the database can hold a gap open, and most notify nobody), and a
+ *   stream must not wait for the next commit or the fallback tick to get rows that
+ *   are already there.
  */
 import type { Logger } from 'pino';
 import type { NotificationRow, Store } from '../store/index.js';
@@ -53,6 +58,9 @@ const DEFAULT_WINDOW = 10_000;
 // Without an age bound an idle-ish service would hold its last 10,000 bodies for good
 // (the soak saw ~15 MB of heap collect that way before the count bound was reached).
 const DEFAULT_WINDOW_MS = 30_000;
+/** A reader held at a gap looks again after this long, doubling up to the max while it stays held. */
+const GAP_RETRY_FIRST_MS = 10;
+const GAP_RETRY_MAX_MS = 1_000;
 
 export class EventFeed {
   private readonly readers = new Set<Reader>();
@@ -173,14 +181,15 @@ export class EventFeed {
   }
 
   /** @internal One page of the tenant's notifications after `pos` that are safe to hand out, and the position reached. */
-  async read(tenantId: string, pos: number): Promise<{ rows: NotificationRow[]; pos: number; more: boolean }> {
+  async read(tenantId: string, pos: number): Promise<{ rows: NotificationRow[]; pos: number; more: boolean; held: boolean }> {
     const safe = await this.horizon.current();
-    if (safe <= pos) return { rows: [], pos, more: false };
+    const held = this.horizon.held;
+    if (safe <= pos) return { rows: [], pos, more: false, held };
     this.counts.databaseReads++;
     const rows = await this.store.notifications.after(tenantId, pos, this.options.pageSize, safe);
     // A full page may be followed by more; otherwise every row of this tenant up to the horizon has been read.
-    if (rows.length === this.options.pageSize) return { rows, pos: rows[rows.length - 1]!.seq, more: true };
-    return { rows, pos: safe, more: false };
+    if (rows.length === this.options.pageSize) return { rows, pos: rows[rows.length - 1]!.seq, more: true, held };
+    return { rows, pos: safe, more: false, held };
   }
 
   /** @internal */
@@ -197,6 +206,9 @@ class Reader implements FeedSubscription {
   private again = false;
   private needsRead = false;
   private closed = false;
+  /** Set while the horizon is held at a gap (see the file's comment). */
+  private retryTimer: NodeJS.Timeout | undefined;
+  private retryMs = GAP_RETRY_FIRST_MS;
 
   constructor(
     private readonly feed: EventFeed,
@@ -223,6 +235,7 @@ class Reader implements FeedSubscription {
 
   close(): void {
     this.closed = true;
+    clearTimeout(this.retryTimer);
     this.feed.detach(this);
   }
 
@@ -242,6 +255,8 @@ class Reader implements FeedSubscription {
           if (page.rows.length > 0) await this.hand(page.rows);
           this.pos = Math.max(this.pos, page.pos);
           if (page.more) this.needsRead = true;
+          else if (page.held) this.retryLater();
+          else this.retryMs = GAP_RETRY_FIRST_MS;
         }
         // Anything published meanwhile kicked us (`again`): its rows are in the window.
       } while (this.again && !this.closed);
@@ -250,6 +265,17 @@ class Reader implements FeedSubscription {
     } finally {
       this.running = false;
     }
+  }
+
+  /** Looks in the database again soon, once; less soon each time the horizon is still held. */
+  private retryLater(): void {
+    if (this.retryTimer || this.closed) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.kick(true);
+    }, this.retryMs);
+    this.retryTimer.unref();
+    this.retryMs = Math.min(GAP_RETRY_MAX_MS, this.retryMs * 2);
   }
 
   private async hand(rows: NotificationRow[]): Promise<void> {

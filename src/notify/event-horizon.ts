@@ -13,11 +13,20 @@
  * transaction that was running when we looked, because every writer of
  * notifications holds a transaction id before it draws a seq (the operations repo
  * has locked or inserted the operation row; NotificationsRepo.insertIn takes one
- * explicitly). So: note the snapshot's in-progress transaction ids when a gap is
- * seen; once all of them (those of this database: the others cannot write here)
- * have ended, every seq up to the highest one then visible is final. A transaction
- * that never ends (an unrelated long one in the list) would stall live delivery, so after `maxGapWaitMs` the gap is passed anyway and
- * logged; its notifications are still in the table (and delivered to subscribers).
+ * explicitly). So: note the transaction ids running in this database when a gap is
+ * seen; once all of them have ended, every seq up to the highest one then visible is
+ * final. A transaction that never ends (an unrelated long one in the list) would stall
+ * live delivery, so after `maxGapWaitMs` the gap is passed anyway and logged; its
+ * notifications are still in the table (and delivered to subscribers).
+ *
+ * The running ids are read from the backends themselves (`pg_stat_activity.backend_xid`,
+ * and prepared transactions), not from a snapshot's in-progress list: since PostgreSQL
+ * 14 a snapshot's `xmax` is one past the latest *completed* transaction, and a running
+ * transaction whose id is above it is not listed at all. The writer of a gap is often
+ * exactly that one (it took its id after the writer of the visible row above the gap,
+ * which has committed), so a horizon trusting the list passed its seq before it
+ * committed, and a live stream skipped the row (seen as a notification missing from
+ * one instance's stream when three wrote at once).
  *
  * The table and column are parameters so another ordered outbox reader can use
  * the same logic.
@@ -35,6 +44,12 @@ export interface EventHorizon {
    * (not 0, which would replay the whole history).
    */
   startingPoint(): Promise<number>;
+  /**
+   * The last look stopped at a gap whose writers were still in flight: the horizon will
+   * move once they end, with or without a new commit to wake anyone (the writer that held
+   * the gap open may be any transaction of the database, one that notifies nobody).
+   */
+  readonly held: boolean;
 }
 
 export interface SeqColumn {
@@ -46,6 +61,9 @@ const NOTIFICATIONS_SEQ: SeqColumn = { table: 'notifications', column: 'seq' };
 
 /** SQLite: seqs are visible in order, so the highest visible one is safe. */
 export class SqliteHorizon implements EventHorizon {
+  /** Seqs become visible in order: never a gap to wait on. */
+  readonly held = false;
+
   constructor(
     private readonly db: Db,
     private readonly seq: SeqColumn = NOTIFICATIONS_SEQ,
@@ -62,16 +80,27 @@ export class SqliteHorizon implements EventHorizon {
 }
 
 interface Pending {
-  /** Ids up to here are final once `xip` have all ended. */
+  /** Ids up to here are final once `running` have all ended. */
   upTo: number;
-  /** Transaction ids (xid8, as text) in progress when the gap was seen. */
-  xip: string[];
+  /** Top-level transaction ids (32-bit, as text) running in this database when the gap was seen. */
+  running: string[];
   since: number;
   /** The first look: nothing is known below `upTo` until it resolves. */
   initial?: boolean;
 }
 
 const PAGE = 1000;
+
+/**
+ * Top-level transaction ids (as text) of the transactions running in this database,
+ * prepared ones included. Only this database's can write our table: one running in
+ * another database of the server (another application's, another test's) must not hold
+ * our streams up. Sessions and their transaction ids are visible to every role.
+ */
+const RUNNING_XIDS = sql`
+  SELECT backend_xid::text FROM pg_stat_activity WHERE datname = current_database() AND backend_xid IS NOT NULL
+  UNION ALL
+  SELECT transaction::text FROM pg_prepared_xacts WHERE database = current_database()`;
 
 export class PgEventHorizon implements EventHorizon {
   /** All ids ≤ safe are final; -1 until the first look. */
@@ -86,6 +115,10 @@ export class PgEventHorizon implements EventHorizon {
     private readonly maxGapWaitMs = 30_000,
     private readonly seq: SeqColumn = NOTIFICATIONS_SEQ,
   ) {}
+
+  get held(): boolean {
+    return this.pending !== undefined;
+  }
 
   async startingPoint(): Promise<number> {
     const safe = await this.current();
@@ -114,11 +147,11 @@ export class PgEventHorizon implements EventHorizon {
   private async refresh(): Promise<number> {
     if (this.safe < 0) {
       // First look: the current maximum is final once everything in flight now has ended.
-      const { rows } = await sql<{ max: number | null; snap: string }>`
-        SELECT (SELECT max(${this.col}) FROM ${this.table}) AS max, pg_current_snapshot()::text AS snap`.execute(this.db.kysely);
+      const { rows } = await sql<{ max: number | null; running: string[] }>`
+        SELECT (SELECT max(${this.col}) FROM ${this.table}) AS max, ARRAY(${RUNNING_XIDS}) AS running`.execute(this.db.kysely);
       const max = Number(rows[0]?.max ?? 0);
       this.safe = 0;
-      this.pending = { upTo: max, xip: xipOf(rows[0]!.snap), since: Date.now(), initial: true };
+      this.pending = { upTo: max, running: rows[0]!.running, since: Date.now(), initial: true };
     }
     if (this.pending && (await this.pendingResolved(this.pending))) {
       this.safe = Math.max(this.safe, this.pending.upTo);
@@ -136,9 +169,9 @@ export class PgEventHorizon implements EventHorizon {
         // A gap: remember who might still fill it (only the first gap matters; later
         // looks re-check until it closes).
         if (!this.pending || this.pending.upTo <= this.safe) {
-          const snap = await sql<{ snap: string }>`SELECT pg_current_snapshot()::text AS snap`.execute(this.db.kysely);
-          // Ids visible before this snapshot was taken are all ≤ the highest one we read.
-          this.pending = { upTo: Number(rows[rows.length - 1]!.id), xip: xipOf(snap.rows[0]!.snap), since: Date.now() };
+          // A writer of a seq below the highest we read that has not committed by now is running now.
+          const now = await sql<{ running: string[] }>`SELECT ARRAY(${RUNNING_XIDS}) AS running`.execute(this.db.kysely);
+          this.pending = { upTo: Number(rows[rows.length - 1]!.id), running: now.rows[0]!.running, since: Date.now() };
           if (await this.pendingResolved(this.pending)) {
             this.safe = this.pending.upTo;
             this.pending = undefined;
@@ -160,23 +193,13 @@ export class PgEventHorizon implements EventHorizon {
   }
 
   private async pendingResolved(p: Pending): Promise<boolean> {
-    if (p.xip.length === 0) return true;
-    // A snapshot lists the whole server's transactions; only those of this database can
-    // write our table, so one running elsewhere (another application's, another test
-    // database's) must not hold our streams up. Sessions and their transaction ids are
-    // visible to every role; xid8 is (epoch << 32) | xid.
-    // "Still running" is asked of a fresh snapshot, not of pg_xact_status: a committing
-    // transaction is marked committed in the commit log a moment before it leaves the
-    // snapshot's in-progress list, and in that moment its rows are still invisible, so a
-    // horizon moved on pg_xact_status's word could pass a row that appears just after
-    // (seen once after a frozen server was thawed, when a backend paused in between).
+    if (p.running.length === 0) return true;
+    // A backend's id is cleared at the moment its transaction leaves every new snapshot's
+    // in-progress view, so once an id is gone its rows are visible (or rolled back). The
+    // commit log is not asked (pg_xact_status): it says committed a moment before that,
+    // while the rows are still invisible (seen once after a frozen server was thawed).
     const { rows } = await sql<{ running: number }>`
-      SELECT count(*)::int AS running FROM unnest(${p.xip}::xid8[]) AS x
-      WHERE x IN (SELECT pg_snapshot_xip(pg_current_snapshot()))
-        AND (x::text::bigint % 4294967296) IN (
-          SELECT backend_xid::text::bigint FROM pg_stat_activity WHERE datname = current_database() AND backend_xid IS NOT NULL
-          UNION ALL
-          SELECT transaction::text::bigint FROM pg_prepared_xacts WHERE database = current_database())`.execute(this.db.kysely);
+      SELECT count(*)::int AS running FROM unnest(${p.running}::text[]) AS x WHERE x IN (${RUNNING_XIDS})`.execute(this.db.kysely);
     if (Number(rows[0]?.running ?? 0) === 0) return true;
     if (Date.now() - p.since > this.maxGapWaitMs) {
       this.log.warn({ up_to: p.upTo, waited_ms: Date.now() - p.since }, `horizon of ${this.seq.table}: passing a gap held by a long transaction; live streams may miss its rows`);
@@ -184,12 +207,6 @@ export class PgEventHorizon implements EventHorizon {
     }
     return false;
   }
-}
-
-/** The in-progress list of a `pg_snapshot` text form `xmin:xmax:xip,xip,...`. */
-function xipOf(snapshot: string): string[] {
-  const list = snapshot.split(':')[2] ?? '';
-  return list ? list.split(',') : [];
 }
 
 export function eventHorizonFor(db: Db, log: Logger, seq: SeqColumn = NOTIFICATIONS_SEQ): EventHorizon {

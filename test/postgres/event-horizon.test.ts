@@ -1,13 +1,16 @@
 /**
  * On PostgreSQL, notification seqs can become visible out of order (two
  * transactions, the one with the smaller seq commits last). The horizon must hold
- * live readers below a gap until the transaction that owns it has ended.
+ * live readers below a gap until the transaction that owns it has ended; and a live
+ * reader held there gets the rows once the gap closes, even if nothing wakes it.
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
+import { EventFeed } from '../../src/notify/event-feed.js';
 import { PgEventHorizon } from '../../src/notify/event-horizon.js';
+import type { NotificationRow } from '../../src/store/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { postgresAdminUrl, tempPostgres, type TestDatabase } from '../helpers/databases.js';
 
@@ -114,5 +117,56 @@ suite('PgEventHorizon', () => {
     const horizon = new PgEventHorizon(store.db, createLogger('silent'));
     expect(await horizon.current()).toBe(seq);
     await elsewhere.query('ROLLBACK');
+  });
+
+  it('holds a gap whose writer took its transaction id after the visible row\'s writer (no snapshot lists it)', async () => {
+    const horizon = new PgEventHorizon(store.db, createLogger('silent'));
+    const [a, b] = [await session(), await session()];
+    const opA = await newOperation(a);
+    const opB = await newOperation(b);
+    await horizon.current();
+    // B takes its id first; A takes a later one, then draws the smaller seq; B commits.
+    // A snapshot's xmax is now one past B's id: A, running above it, is in no in-progress list.
+    await b.query('BEGIN');
+    await b.query('SELECT pg_current_xact_id()');
+    await a.query('BEGIN');
+    await a.query('SELECT id FROM operations WHERE id = $1 FOR UPDATE', [opA]);
+    await a.query('SELECT pg_current_xact_id()');
+    const idA = await insertNotification(a, opA);
+    const idB = await insertNotification(b, opB);
+    await b.query('COMMIT');
+    expect(idB).toBeGreaterThan(idA);
+    expect(await horizon.current()).toBe(idA - 1);
+    await a.query('COMMIT');
+    expect(await horizon.current()).toBe(idB);
+  });
+
+  it('delivers to a reader held at a gap once the gap closes, though no commit or tick wakes it', async () => {
+    // The fallback tick is off, as in the multi-instance test: only a wake-up, or the reader's own look, can move it.
+    const log = createLogger('silent');
+    const feed = new EventFeed(store, new PgEventHorizon(store.db, log), log, { fallbackPollMs: 0, pageSize: 50 });
+    const got: NotificationRow[] = [];
+    const [a, b] = [await session(), await session()];
+    const opA = await newOperation(a);
+    const opB = await newOperation(b);
+    const sub = feed.subscribe('t', await feed.startingPoint(), { deliver: async (rows) => void got.push(...rows), end: () => undefined });
+    try {
+      // A holds the smaller seq open; B's row above it is visible and B's NOTIFY wakes the reader.
+      await a.query('BEGIN');
+      await a.query('SELECT id FROM operations WHERE id = $1 FOR UPDATE', [opA]);
+      await insertNotification(a, opA);
+      const idB = await insertNotification(b, opB);
+      feed.wake('t');
+      await new Promise((r) => setTimeout(r, 100));
+      expect(got).toEqual([]);
+      // A rolls back: its seq will never exist, and a rollback notifies nobody.
+      await a.query('ROLLBACK');
+      const until = Date.now() + 5_000;
+      while (got.length < 1 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+      expect(got.map((n) => Number(n.seq))).toEqual([idB]);
+    } finally {
+      sub.close();
+      feed.stop();
+    }
   });
 });
