@@ -57,17 +57,29 @@ suite('PgEventHorizon', () => {
       (await c.query(`INSERT INTO notifications (id, tenant_id, type, operation_id, created_at, body) VALUES ($1, 't', 'operation.created', $2, 0, '{}') RETURNING seq`, [`ntf_${randomUUID()}`, op])).rows[0].seq,
     );
 
-  it('does not pass an id whose transaction is still running, and passes it once that commits or rolls back', async () => {
+  /** A horizon past its first look, and two sessions A and B with an operation each. */
+  async function twoWriters() {
     const horizon = new PgEventHorizon(store.db, createLogger('silent'));
     const [a, b] = [await session(), await session()];
-    const opA = await newOperation(a);
-    const opB = await newOperation(b);
+    const ops = { a: await newOperation(a), b: await newOperation(b) };
     await horizon.current();
+    return { horizon, a, b, ops };
+  }
+
+  /** Opens a transaction on `c` that locks `op` (as the engine's writers do) and draws a seq in it. */
+  async function openWriter(c: pg.Client, op: string, takeIdFirst = false): Promise<number> {
+    await c.query('BEGIN');
+    await c.query('SELECT id FROM operations WHERE id = $1 FOR UPDATE', [op]);
+    if (takeIdFirst) await c.query('SELECT pg_current_xact_id()');
+    return insertNotification(c, op);
+  }
+
+  it('does not pass an id whose transaction is still running, and passes it once that commits or rolls back', async () => {
+    const { horizon, a, b, ops } = await twoWriters();
+    const [opA, opB] = [ops.a, ops.b];
 
     // A draws the smaller id but commits last.
-    await a.query('BEGIN');
-    await a.query('SELECT id FROM operations WHERE id = $1 FOR UPDATE', [opA]);
-    const idA = await insertNotification(a, opA);
+    const idA = await openWriter(a, opA);
     await b.query('BEGIN');
     const idB = await insertNotification(b, opB);
     await b.query('COMMIT');
@@ -78,9 +90,7 @@ suite('PgEventHorizon', () => {
     expect(await horizon.current()).toBe(idB);
 
     // A rolled-back id leaves a permanent gap; it is passed once the rollback is done.
-    await a.query('BEGIN');
-    await a.query('SELECT id FROM operations WHERE id = $1 FOR UPDATE', [opA]);
-    const lost = await insertNotification(a, opA);
+    const lost = await openWriter(a, opA);
     const after = await insertNotification(b, opB);
     expect(await horizon.current()).toBe(lost - 1);
     await a.query('ROLLBACK');
@@ -91,9 +101,7 @@ suite('PgEventHorizon', () => {
     const [a, b] = [await session(), await session()];
     const opA = await newOperation(a);
     const opB = await newOperation(b);
-    await a.query('BEGIN');
-    await a.query('SELECT id FROM operations WHERE id = $1 FOR UPDATE', [opA]);
-    await insertNotification(a, opA);
+    await openWriter(a, opA);
     const visible = await insertNotification(b, opB);
     const horizon = new PgEventHorizon(store.db, createLogger('silent'));
     // Nothing is known final yet (A may still commit below `visible`)…
@@ -120,20 +128,13 @@ suite('PgEventHorizon', () => {
   });
 
   it('holds a gap whose writer took its transaction id after the visible row\'s writer (no snapshot lists it)', async () => {
-    const horizon = new PgEventHorizon(store.db, createLogger('silent'));
-    const [a, b] = [await session(), await session()];
-    const opA = await newOperation(a);
-    const opB = await newOperation(b);
-    await horizon.current();
+    const { horizon, a, b, ops } = await twoWriters();
     // B takes its id first; A takes a later one, then draws the smaller seq; B commits.
     // A snapshot's xmax is now one past B's id: A, running above it, is in no in-progress list.
     await b.query('BEGIN');
     await b.query('SELECT pg_current_xact_id()');
-    await a.query('BEGIN');
-    await a.query('SELECT id FROM operations WHERE id = $1 FOR UPDATE', [opA]);
-    await a.query('SELECT pg_current_xact_id()');
-    const idA = await insertNotification(a, opA);
-    const idB = await insertNotification(b, opB);
+    const idA = await openWriter(a, ops.a, true);
+    const idB = await insertNotification(b, ops.b);
     await b.query('COMMIT');
     expect(idB).toBeGreaterThan(idA);
     expect(await horizon.current()).toBe(idA - 1);
@@ -152,9 +153,7 @@ suite('PgEventHorizon', () => {
     const sub = feed.subscribe('t', await feed.startingPoint(), { deliver: async (rows) => void got.push(...rows), end: () => undefined });
     try {
       // A holds the smaller seq open; B's row above it is visible and B's NOTIFY wakes the reader.
-      await a.query('BEGIN');
-      await a.query('SELECT id FROM operations WHERE id = $1 FOR UPDATE', [opA]);
-      await insertNotification(a, opA);
+      await openWriter(a, opA);
       const idB = await insertNotification(b, opB);
       feed.wake('t');
       await new Promise((r) => setTimeout(r, 100));
