@@ -16,8 +16,10 @@
  * the round's time; it is 0 while deliveries are applied before they are acknowledged).
  * The ratio of record is the median of the per-round ratios (each round: ours ÷ floor).
  * Printed beside it, for information: the bare endpoints that store nothing (the
- * baselines of earlier sessions), absolute rates, and the ceiling of the engine and
- * store alone (no HTTP, no signature, see ceilingRound), and the CPU each side spends
+ * baselines of earlier sessions), absolute rates, the ceiling of the engine and
+ * store alone (no HTTP, no signature, see ceilingRound), the HMAC floor with what our
+ * contract stores for a delivery (bench/lib/applied-ingest-floor.ts: deduplicated,
+ * applied to its operation, its event and notification), and the CPU each side spends
  * per acknowledged delivery (process.cpuUsage over its rounds: this process serves the
  * bare endpoint, the floor and the orchestrator, one at a time; the load generator is
  * another process), the figure that moves least with the machine's other load.
@@ -51,6 +53,7 @@ import { fmt, log, machineLine, printResults, REPO_ROOT, tempDir, waitForCount, 
 import { Profiler, topSelf, topSelfTable } from './lib/cpu-profile.js';
 import { floorRows, perSecond, roundRatios } from './lib/floor-report.js';
 import { startIngestEndpoints, type IngestMode } from './lib/ingest-endpoints.js';
+import { startAppliedIngestFloor } from './lib/applied-ingest-floor.js';
 import type { LoadResult } from './lib/loadgen.js';
 import { appliedDeliveries, INGEST_LOAD, logApplyWait, startLoadRunner, webhookDeliveryChecks, type RoundJob } from './lib/load-runner.js';
 import { addAgent, opId, seedOperations, startBenchApp } from './lib/orchestrator.js';
@@ -134,32 +137,39 @@ const endpoints = await startIngestEndpoints({
   dir,
 });
 
+const appliedFloor = await startAppliedIngestFloor(dir);
+
 // --- Requests: one chunk of fresh operations per round and mode. ---
 const prefixOf = (mode: IngestMode, k: number) => `wh-${mode === 'hmac' ? 'hmac' : 'rfc'}-${k}-`;
 const chunks: Record<IngestMode, string[]> = { hmac: [], rfc9421: [] };
 for (let k = 0; k < N_ROUNDS; k++) {
   const h = seed(prefixOf('hmac', k), HMAC_OPS, 'hmac');
   for (const o of h) secretByToken.set(o.token, o.secret!);
+  appliedFloor.addOperations(h.map((o) => ({ id: o.id, token: o.token, secret: o.secret! })));
   chunks.hmac.push(writeRequests(`hmac-${k}`, h, 'hmac'));
   chunks.rfc9421.push(writeRequests(`rfc-${k}`, seed(prefixOf('rfc9421', k), RFC_OPS, 'rfc9421'), 'rfc9421'));
 }
 // Warm-up on a separate small set (JIT, connections, SQLite caches), not counted.
 const warm = seed('wh-warm-', 400, 'hmac');
 for (const o of warm) secretByToken.set(o.token, o.secret!);
+appliedFloor.addOperations(warm.map((o) => ({ id: o.id, token: o.token, secret: o.secret! })));
 const warmFile = writeRequests('warm', warm, 'hmac');
 // RFC 9421 too: the verifier's first calls (key import, the SDK's code) must not land in the first measured round.
 const warmRfcFile = writeRequests('warm-rfc', seed('wh-warm-rfc-', 100, 'rfc9421'), 'rfc9421');
 await load({ origin, file: warmFile, durationMs: 3_000, label: 'warm-up (orchestrator)' });
 await load({ origin: endpoints.floor.hmac, file: warmFile, durationMs: 2_000, label: 'warm-up (floor)' });
 await load({ origin: endpoints.bare.hmac, file: warmFile, durationMs: 2_000, label: 'warm-up (bare)' });
+const appliedWarmOk = (await load({ origin: appliedFloor.origin, file: warmFile, durationMs: 2_000, label: 'warm-up (floor with the contract\'s storage)' })).ok;
 for (const [side, o] of [['orchestrator', origin], ['floor', endpoints.floor.rfc9421], ['bare', endpoints.bare.rfc9421]] as const) {
   await load({ origin: o, file: warmRfcFile, durationMs: 1_000, label: `warm-up RFC 9421 (${side})` });
 }
 
 interface Round {
   /** CPU seconds this process (which serves all three sides; the load generator is another) spent in each side's round. */
-  cpu: { bare: number; floor: number; ours: number };
+  cpu: { bare: number; floor: number; ours: number; applied: number };
   bare: LoadResult;
+  /** HMAC rounds: the floor with the contract's storage (information). */
+  applied?: LoadResult;
   floor: LoadResult;
   /** Rows the floor's table gained in this round (must equal its 200s). */
   floorStored: number;
@@ -182,7 +192,7 @@ for (let k = 0; k < N_ROUNDS; k++) {
     const file = chunks[mode][k]!;
     const durationMs = SECONDS * 1000;
     const r: Partial<Round> = {};
-    const cpu = { bare: 0, floor: 0, ours: 0 };
+    const cpu = { bare: 0, floor: 0, ours: 0, applied: 0 };
     r.cpu = cpu;
     const sides: Array<() => Promise<void>> = [
       async () => {
@@ -213,11 +223,20 @@ for (let k = 0; k < N_ROUNDS; k++) {
         }
       },
     ];
+    if (mode === 'hmac') {
+      sides.push(async () => {
+        const c0 = cpuSeconds();
+        r.applied = await load({ origin: appliedFloor.origin, file, durationMs, label: `round ${k + 1} floor with the contract's storage ${mode}` });
+        cpu.applied = cpuSeconds() - c0;
+      });
+    }
     for (const side of k % 2 === 0 ? sides : [...sides].reverse()) await side();
     rounds[mode].push(r as Round);
   }
 }
 await endpoints.close();
+const appliedTally = appliedFloor.tally();
+await appliedFloor.close();
 loadRunner.close();
 
 /**
@@ -325,6 +344,18 @@ for (const [mode, label, prefix] of [
     value: `${us(sum(rs, (r) => r.cpu.bare), sum(rs, (r) => r.bare.ok))}; ${us(sum(rs, (r) => r.cpu.floor), floorOk)}; ${us(sum(rs, (r) => r.cpu.ours), oursOk)}`,
   });
   if (mode === 'hmac') {
+    const appliedOk = sum(rs, (r) => r.applied!.ok);
+    const appliedRate = rate(appliedOk, sum(rs, (r) => r.applied!.seconds));
+    resultRows.push({
+      figure: "  information: the floor with the contract's storage (deduplicated, applied, event, notification); ÷ floor; ours ÷ it; its CPU per delivery",
+      value: `${perSecond(appliedRate)}; ${(appliedRate / floorRate).toFixed(3)}×; ${(oursRate / appliedRate).toFixed(3)}×; ${us(sum(rs, (r) => r.cpu.applied), appliedOk)}`,
+    });
+    resultRows.push({
+      figure: "  check, floor with the contract's storage: every 200 stored and applied once (rows / 200s; repeats)",
+      value: `${appliedTally.stored} / ${appliedOk + appliedWarmOk}; ${appliedTally.repeats}`,
+      target: 'equal; 0',
+      pass: appliedTally.stored === appliedOk + appliedWarmOk && appliedTally.repeats === 0,
+    });
     for (const c of ceilings) {
       const ceil = c.applied / c.seconds;
       resultRows.push({ figure: `  information: ceiling, engine + store alone, no HTTP, no signature (this process, ${c.inFlight} in flight)`, value: `${perSecond(ceil)} = ${(ceil / floorRate).toFixed(3)}× floor, CPU ${us(c.cpu, c.applied)} per delivery` });

@@ -63,9 +63,14 @@ function rawBodyApp(): FastifyInstance {
 /** The legacy HMAC check (`sha256=` over "<timestamp>.<body>"), as the bare endpoint of earlier sessions made it. */
 function hmacValid(secretByToken: Map<string, string>, req: WebhookRequest): boolean {
   const secret = secretByToken.get(req.params.token);
+  return secret !== undefined && hmacMatches(secret, req);
+}
+
+/** Whether the request's legacy HMAC signature is `secret`'s over its timestamp and raw body. */
+export function hmacMatches(secret: string, req: FastifyRequest): boolean {
   const sig = req.headers['x-adcp-signature'];
   const ts = req.headers['x-adcp-timestamp'];
-  if (!secret || typeof sig !== 'string' || typeof ts !== 'string' || !sig.startsWith('sha256=')) return false;
+  if (typeof sig !== 'string' || typeof ts !== 'string' || !sig.startsWith('sha256=')) return false;
   const expected = createHmac('sha256', secret).update(`${ts}.`, 'utf8').update(req.body as Buffer).digest();
   const presented = Buffer.from(sig.slice(7), 'hex');
   return presented.length === expected.length && timingSafeEqual(presented, expected);
