@@ -182,8 +182,7 @@ export class EventFeed {
 
   /** @internal One page of the tenant's notifications after `pos` that are safe to hand out, and the position reached. */
   async read(tenantId: string, pos: number): Promise<{ rows: NotificationRow[]; pos: number; more: boolean; held: boolean }> {
-    const safe = await this.horizon.current();
-    const held = this.horizon.held;
+    const { safe, held } = await this.horizon.look();
     if (safe <= pos) return { rows: [], pos, more: false, held };
     this.counts.databaseReads++;
     const rows = await this.store.notifications.after(tenantId, pos, this.options.pageSize, safe);

@@ -35,21 +35,29 @@ import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Db } from '../store/db.js';
 
+/** A look at the horizon: `safe`, and whether it is `held` below rows already visible. */
+export interface HorizonLook {
+  /** Every row with seq ≤ safe that will ever exist is visible now. */
+  safe: number;
+  /**
+   * The look stopped at a gap whose writers were still in flight: the horizon will move
+   * once they end, with or without a new commit to wake anyone (the writer holding the
+   * gap open may be any transaction of the database, one that notifies nobody).
+   */
+  held: boolean;
+}
+
 export interface EventHorizon {
   /** Every row with seq ≤ the answer that will ever exist is visible now. */
   current(): Promise<number>;
+  /** The same, with whether it is held at a gap, both as of the one look. */
+  look(): Promise<HorizonLook>;
   /**
    * Where a reader that wants only what comes from now on starts: the horizon, or
    * while PostgreSQL's first look is still settling, the highest seq seen then
    * (not 0, which would replay the whole history).
    */
   startingPoint(): Promise<number>;
-  /**
-   * The last look stopped at a gap whose writers were still in flight: the horizon will
-   * move once they end, with or without a new commit to wake anyone (the writer that held
-   * the gap open may be any transaction of the database, one that notifies nobody).
-   */
-  readonly held: boolean;
 }
 
 export interface SeqColumn {
@@ -61,9 +69,6 @@ const NOTIFICATIONS_SEQ: SeqColumn = { table: 'notifications', column: 'seq' };
 
 /** SQLite: seqs are visible in order, so the highest visible one is safe. */
 export class SqliteHorizon implements EventHorizon {
-  /** Seqs become visible in order: never a gap to wait on. */
-  readonly held = false;
-
   constructor(
     private readonly db: Db,
     private readonly seq: SeqColumn = NOTIFICATIONS_SEQ,
@@ -72,6 +77,11 @@ export class SqliteHorizon implements EventHorizon {
   async current(): Promise<number> {
     const { rows } = await sql<{ max: number | null }>`SELECT max(${sql.ref(this.seq.column)}) AS max FROM ${sql.table(this.seq.table)}`.execute(this.db.kysely);
     return Number(rows[0]?.max ?? 0);
+  }
+
+  /** Seqs become visible in order: never a gap to wait on. */
+  async look(): Promise<HorizonLook> {
+    return { safe: await this.current(), held: false };
   }
 
   startingPoint(): Promise<number> {
@@ -106,8 +116,8 @@ export class PgEventHorizon implements EventHorizon {
   /** All ids ≤ safe are final; -1 until the first look. */
   private safe = -1;
   private pending: Pending | undefined;
-  private inflight: Promise<number> | undefined;
-  private queued: Promise<number> | undefined;
+  private inflight: Promise<HorizonLook> | undefined;
+  private queued: Promise<HorizonLook> | undefined;
 
   constructor(
     private readonly db: Db,
@@ -115,10 +125,6 @@ export class PgEventHorizon implements EventHorizon {
     private readonly maxGapWaitMs = 30_000,
     private readonly seq: SeqColumn = NOTIFICATIONS_SEQ,
   ) {}
-
-  get held(): boolean {
-    return this.pending !== undefined;
-  }
 
   async startingPoint(): Promise<number> {
     const safe = await this.current();
@@ -130,7 +136,7 @@ export class PgEventHorizon implements EventHorizon {
    * arrives while one runs gets the next one (which starts after its arrival, so
    * it sees every commit that woke the caller).
    */
-  current(): Promise<number> {
+  look(): Promise<HorizonLook> {
     if (!this.inflight) {
       this.inflight = this.refresh().finally(() => (this.inflight = undefined));
       return this.inflight;
@@ -139,12 +145,21 @@ export class PgEventHorizon implements EventHorizon {
       .catch(() => undefined)
       .then(() => {
         this.queued = undefined;
-        return this.current();
+        return this.look();
       });
     return this.queued;
   }
 
-  private async refresh(): Promise<number> {
+  async current(): Promise<number> {
+    return (await this.look()).safe;
+  }
+
+  /** Where this look ended: taken together, so that no other look can change one between them. */
+  private ended(): HorizonLook {
+    return { safe: this.safe, held: this.pending !== undefined };
+  }
+
+  private async refresh(): Promise<HorizonLook> {
     if (this.safe < 0) {
       // First look: the current maximum is final once everything in flight now has ended.
       const { rows } = await sql<{ max: number | null; running: string[] }>`
@@ -158,7 +173,7 @@ export class PgEventHorizon implements EventHorizon {
       this.pending = undefined;
     }
     // Walking up from 0 over a long history would be wasted: wait for the first look to settle.
-    if (this.pending?.initial) return this.safe;
+    if (this.pending?.initial) return this.ended();
     // Walk forward over visible ids while they are contiguous; stop at the first gap.
     for (;;) {
       const { rows } = await sql<{ id: number }>`
@@ -178,9 +193,9 @@ export class PgEventHorizon implements EventHorizon {
             continue;
           }
         }
-        return this.safe;
+        return this.ended();
       }
-      if (rows.length < PAGE) return this.safe;
+      if (rows.length < PAGE) return this.ended();
     }
   }
 
