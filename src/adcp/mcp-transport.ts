@@ -32,6 +32,7 @@ import { SharedAttempt } from './shared-attempt.js';
 import type { McpToolResult } from './extract-mcp.js';
 import { LeanMcpPoller } from './mcp-lean-poll.js';
 import type { AgentEndpoint } from './types.js';
+import { setBounded } from '../bounded-map.js';
 
 /** Agents whose session key and URL are remembered (oldest forgotten first). */
 const MAX_REMEMBERED = 1_000;
@@ -89,8 +90,7 @@ export class McpTransport {
     // The token is hashed so it never sits in a map key that might get logged.
     const tokenHash = agent.authToken ? createHash('sha256').update(agent.authToken).digest('hex').slice(0, 16) : '';
     const key = `${agent.url}#${tokenHash}`;
-    if (this.keys.size >= MAX_REMEMBERED) this.keys.delete(this.keys.keys().next().value!);
-    this.keys.set(agent.url, { token: agent.authToken, key });
+    setBounded(this.keys, agent.url, { token: agent.authToken, key }, MAX_REMEMBERED);
     return key;
   }
 
@@ -101,8 +101,8 @@ export class McpTransport {
   private url(agent: AgentEndpoint): URL {
     let url = this.urls.get(agent.url);
     if (!url) {
-      if (this.urls.size >= MAX_REMEMBERED) this.urls.delete(this.urls.keys().next().value!);
-      this.urls.set(agent.url, (url = new URL(agent.url)));
+      url = new URL(agent.url);
+      setBounded(this.urls, agent.url, url, MAX_REMEMBERED);
     }
     return url;
   }

@@ -8,6 +8,7 @@
 import type { AgentEndpoint } from '../adcp/types.js';
 import type { AgentRow } from '../store/index.js';
 import type { SecretBox } from '../store/secret-box.js';
+import { setBounded } from '../bounded-map.js';
 
 const MAX_TOKENS = 256;
 const opened = new WeakMap<SecretBox, Map<string, string>>();
@@ -18,8 +19,7 @@ function openToken(sealed: string, secrets: SecretBox): string {
   let token = memo.get(sealed);
   if (token === undefined) {
     token = secrets.open(sealed);
-    if (memo.size >= MAX_TOKENS) memo.delete(memo.keys().next().value!);
-    memo.set(sealed, token);
+    setBounded(memo, sealed, token, MAX_TOKENS);
   }
   return token;
 }

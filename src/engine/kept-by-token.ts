@@ -5,6 +5,8 @@
  * a row not final yet, or a token naming nothing, is read again every time.
  * Bounded; the oldest kept goes first. Kept rows are frozen copies.
  */
+import { setBounded } from '../bounded-map.js';
+
 export class KeptByToken<T extends object> {
   private readonly byToken = new Map<string, Readonly<T>>();
 
@@ -20,8 +22,7 @@ export class KeptByToken<T extends object> {
     if (kept) return kept;
     const row = await this.read(token);
     if (row && this.isFinal(row)) {
-      if (this.byToken.size >= this.max) this.byToken.delete(this.byToken.keys().next().value!);
-      this.byToken.set(token, Object.freeze({ ...row }));
+      setBounded(this.byToken, token, Object.freeze({ ...row }), this.max);
     }
     return row;
   }

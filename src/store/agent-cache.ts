@@ -13,6 +13,7 @@
  *     another instance is used here within a second.
  */
 import type { AgentsTable } from './schema.js';
+import { setBounded } from '../bounded-map.js';
 
 export const TTL_MS = 1_000;
 
@@ -46,8 +47,7 @@ export class AgentCache {
 
   put(row: AgentsTable): void {
     this.checkVersion();
-    if (this.rows.size >= this.max) this.rows.delete(this.rows.keys().next().value!);
-    this.rows.set(row.id, { row: { ...row }, at: this.now() });
+    setBounded(this.rows, row.id, { row: { ...row }, at: this.now() }, this.max);
   }
 
   clear(): void {

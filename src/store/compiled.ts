@@ -16,6 +16,7 @@ import type { Compilable, CompiledQuery, Insertable, QueryResult } from 'kysely'
 import type { DirectSqlite } from './direct.js';
 import type { Database } from './schema.js';
 import type { Tx } from './tx.js';
+import { setBounded } from '../bounded-map.js';
 
 type Primitive = string | number | bigint | null;
 
@@ -38,8 +39,7 @@ export class CompiledQueries {
       const compiled = build(markers).compile();
       const exact = compiled.parameters.length === markers.length && compiled.parameters.every((p, i) => p === markers[i]);
       template = exact ? compiled : false;
-      if (this.templates.size >= this.max) this.templates.delete(this.templates.keys().next().value!);
-      this.templates.set(key, template);
+      setBounded(this.templates, key, template, this.max);
     }
     if (template) {
       const now = this.direct?.tryExecute<R>(conn, template.sql, params);

@@ -11,6 +11,7 @@ import pg from 'pg';
 import type { Database } from './schema.js';
 import { DirectSqlite } from './direct.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_STALL_CHECK_MS, GuardedPool } from './pg-pool.js';
+import { setBounded } from '../bounded-map.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -122,14 +123,10 @@ function withStatementCache(database: SQLite.Database, max = 1_000): SqliteDatab
   return {
     prepare(sql: string) {
       let stmt = cache.get(sql);
-      if (stmt) {
-        // Most recently used goes last (a Map keeps insertion order).
-        cache.delete(sql);
-      } else {
-        stmt = database.prepare(sql);
-        if (cache.size >= max) cache.delete(cache.keys().next().value!);
-      }
-      cache.set(sql, stmt);
+      // Most recently used goes last (a Map keeps insertion order): a hit is taken out and set again.
+      if (stmt) cache.delete(sql);
+      else stmt = database.prepare(sql);
+      setBounded(cache, sql, stmt, max);
       return stmt;
     },
     close() {

@@ -7,6 +7,7 @@
  */
 import type { AuthResult } from './result.js';
 import { checkHmacSecret, verifyHmacWebhook, type HmacRequest } from './hmac.js';
+import { setBounded } from '../bounded-map.js';
 
 export const OPENED_SECRETS_MAX = 10_000;
 
@@ -61,8 +62,7 @@ export class OpenedSecrets {
     let opened = this.bySealed.get(sealed);
     if (opened === undefined) {
       opened = new Opened(this.open(sealed));
-      if (this.bySealed.size >= this.max) this.bySealed.delete(this.bySealed.keys().next().value!);
-      this.bySealed.set(sealed, opened);
+      setBounded(this.bySealed, sealed, opened, this.max);
     }
     return opened;
   }
