@@ -26,6 +26,12 @@ class LazyChildLogger {
     return (this.made ??= this.parent.child(this.childBindings, this.options));
   }
 
+  /** A log call, on the child made now if it was not yet. */
+  private forward(level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent', args: unknown[]): void {
+    const real = this.real();
+    (real[level] as (...a: unknown[]) => void).apply(real, args);
+  }
+
   get level(): string {
     return this.real().level;
   }
@@ -33,25 +39,25 @@ class LazyChildLogger {
     this.real().level = level;
   }
   fatal(...args: unknown[]): void {
-    (this.real().fatal as (...a: unknown[]) => void)(...args);
+    this.forward('fatal', args);
   }
   error(...args: unknown[]): void {
-    (this.real().error as (...a: unknown[]) => void)(...args);
+    this.forward('error', args);
   }
   warn(...args: unknown[]): void {
-    (this.real().warn as (...a: unknown[]) => void)(...args);
+    this.forward('warn', args);
   }
   info(...args: unknown[]): void {
-    (this.real().info as (...a: unknown[]) => void)(...args);
+    this.forward('info', args);
   }
   debug(...args: unknown[]): void {
-    (this.real().debug as (...a: unknown[]) => void)(...args);
+    this.forward('debug', args);
   }
   trace(...args: unknown[]): void {
-    (this.real().trace as (...a: unknown[]) => void)(...args);
+    this.forward('trace', args);
   }
   silent(...args: unknown[]): void {
-    (this.real().silent as (...a: unknown[]) => void)(...args);
+    this.forward('silent', args);
   }
   child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
     return this.real().child(bindings, options);
