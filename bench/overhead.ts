@@ -32,10 +32,9 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fmt, log, machineLine, nextMessage, onStdinMessages, percentile, printResults, reply, send, spawnTs, tempDir } from './lib/common.js';
-import { openFloorDb, TurnCommitter } from './lib/floor-sqlite.js';
 import { floorRows, ms, perSecond } from './lib/floor-report.js';
 import { addAgent, startBenchApp } from './lib/orchestrator.js';
-import { startHopFloor } from './lib/create-hop-floor.js';
+import { openCreateFloorStore, startHopFloor } from './lib/create-hop-floor.js';
 import { enableSqlTiming, sqlTimingReport } from './lib/sql-timing.js';
 
 const { values } = parseArgs({ options: { client: { type: 'boolean' }, n: { type: 'string', default: '300' }, seconds: { type: 'string', default: '8' } } });
@@ -67,13 +66,7 @@ if (values.client) {
   const { callMCPTool } = await import('@adcp/sdk');
   const { createAdcpClient } = await import('../src/adcp/client.js');
   const ours = createAdcpClient();
-  const floorDb = openFloorDb(
-    join(tempDir(), 'floor-calls.db'),
-    'CREATE TABLE calls (id INTEGER PRIMARY KEY, idempotency_key TEXT NOT NULL UNIQUE, request TEXT NOT NULL, reply TEXT, sent_at INTEGER NOT NULL, replied_at INTEGER)',
-  );
-  const floor = new TurnCommitter(floorDb);
-  const storeRequest = floorDb.prepare('INSERT INTO calls (idempotency_key, request, sent_at) VALUES (?, ?, ?)');
-  const storeReply = floorDb.prepare('UPDATE calls SET reply = ?, replied_at = ? WHERE id = ?');
+  const floor = openCreateFloorStore(join(tempDir(), 'floor-calls.db'));
   let floorCalls = 0;
   const mediaBuyOf = (r: any) => {
     const body = r?.structuredContent ?? r;
@@ -95,9 +88,9 @@ if (values.client) {
     const paths: Record<string, () => Promise<string>> = {
       'floor: SDK callMCPTool, one durable commit before and one after': async () => {
         const request = { ...mediaBuyRequest(), idempotency_key: randomUUID() };
-        const id = await floor.write(() => storeRequest.run(request.idempotency_key, JSON.stringify(request), Date.now()).lastInsertRowid);
+        const id = await floor.storeRequest(request);
         const body = mediaBuyOf(await callMCPTool(m.sellerUrl, 'create_media_buy', request));
-        await floor.write(() => storeReply.run(JSON.stringify(body), Date.now(), id));
+        await floor.storeReply(id, body);
         floorCalls++;
         return 'ok';
       },
@@ -158,8 +151,8 @@ if (values.client) {
       concPerSecond: conc[label].n / (conc[label].ms / 1000),
     }));
     await ours.close();
-    const stored = floorDb.prepare('SELECT count(*) AS rows, count(reply) AS replies FROM calls').get() as { rows: number; replies: number };
-    floorDb.close();
+    const stored = floor.stored();
+    floor.close();
     reply({ results, floorCheck: { calls: floorCalls, ...stored } });
     setTimeout(() => process.exit(0), 100);
   });

@@ -27,15 +27,30 @@ export interface HopFloor {
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest();
 
+/**
+ * The create floor's storage, one for the floor of record (bench/overhead.ts) and one
+ * for this endpoint: each call's request stored and committed before it is sent, its
+ * reply stored and committed after, group-committed once per turn of the event loop.
+ */
+export function openCreateFloorStore(path: string) {
+  const db = openFloorDb(path, 'CREATE TABLE calls (id INTEGER PRIMARY KEY, idempotency_key TEXT NOT NULL UNIQUE, request TEXT NOT NULL, reply TEXT, sent_at INTEGER NOT NULL, replied_at INTEGER)');
+  const committer = new TurnCommitter(db);
+  const insertRequest = db.prepare('INSERT INTO calls (idempotency_key, request, sent_at) VALUES (?, ?, ?)');
+  const updateReply = db.prepare('UPDATE calls SET reply = ?, replied_at = ? WHERE id = ?');
+  return {
+    /** Stores the request, committed; its row id. */
+    storeRequest: (request: { idempotency_key: string }) => committer.write(() => insertRequest.run(request.idempotency_key, JSON.stringify(request), Date.now()).lastInsertRowid),
+    /** Stores the reply of the call `id`, committed. */
+    storeReply: (id: number | bigint, reply: unknown) => committer.write(() => updateReply.run(JSON.stringify(reply), Date.now(), id)),
+    /** Rows and replies stored so far. */
+    stored: () => db.prepare('SELECT count(*) AS rows, count(reply) AS replies FROM calls').get() as { rows: number; replies: number },
+    close: () => db.close(),
+  };
+}
+
 export async function startHopFloor(sellerUrl: string, dir: string): Promise<HopFloor> {
   const { callMCPTool } = await import('@adcp/sdk');
-  const db = openFloorDb(
-    join(dir, 'floor-calls-hop.db'),
-    'CREATE TABLE calls (id INTEGER PRIMARY KEY, idempotency_key TEXT NOT NULL UNIQUE, request TEXT NOT NULL, reply TEXT, sent_at INTEGER NOT NULL, replied_at INTEGER)',
-  );
-  const committer = new TurnCommitter(db);
-  const storeRequest = db.prepare('INSERT INTO calls (idempotency_key, request, sent_at) VALUES (?, ?, ?)');
-  const storeReply = db.prepare('UPDATE calls SET reply = ?, replied_at = ? WHERE id = ?');
+  const store = openCreateFloorStore(join(dir, 'floor-calls-hop.db'));
   const key = `floor_${randomUUID()}`;
   const keyHash = sha256(key);
   let answered = 0;
@@ -45,10 +60,10 @@ export async function startHopFloor(sellerUrl: string, dir: string): Promise<Hop
     const bearer = req.headers.authorization?.replace(/^Bearer /, '') ?? '';
     if (!timingSafeEqual(sha256(bearer), keyHash)) return res.code(401).send({ error: 'unauthorized' });
     const request = { ...req.body.request, idempotency_key: randomUUID() };
-    const id = await committer.write(() => storeRequest.run(request.idempotency_key, JSON.stringify(request), Date.now()).lastInsertRowid);
+    const id = await store.storeRequest(request);
     const reply = (await callMCPTool(sellerUrl, 'create_media_buy', request)) as { structuredContent?: unknown };
     const body = reply?.structuredContent ?? reply;
-    await committer.write(() => storeReply.run(JSON.stringify(body), Date.now(), id));
+    await store.storeReply(id, body);
     answered++;
     return res.code(202).send({ status: 'completed', result: body });
   });
@@ -56,10 +71,10 @@ export async function startHopFloor(sellerUrl: string, dir: string): Promise<Hop
   return {
     url,
     key,
-    stored: () => ({ ...(db.prepare('SELECT count(*) AS rows, count(reply) AS replies FROM calls').get() as { rows: number; replies: number }), answered }),
+    stored: () => ({ ...store.stored(), answered }),
     close: async () => {
       await app.close();
-      db.close();
+      store.close();
     },
   };
 }
