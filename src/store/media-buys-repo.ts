@@ -242,6 +242,20 @@ export class MediaBuysRepo {
     return this.db.kysely.selectFrom('media_buy_events').selectAll().where('buy_id', '=', buyId).orderBy('id').execute();
   }
 
+  /** The status the buy had when it last changed to `status` (null: never, or it began so). */
+  async statusBeforeIn(trx: Tx, buyId: string, status: string): Promise<string | null> {
+    const row = await trx
+      .selectFrom('media_buy_events')
+      .select('from_status')
+      .where('buy_id', '=', buyId)
+      .where('kind', '=', 'status_changed')
+      .where('to_status', '=', status)
+      .orderBy('id', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row?.from_status ?? null;
+  }
+
   /** Newest first, keyset-paginated on (created_at, id). */
   async list(tenantId: string, filters: BuyListFilters, limit: number, cursor?: { createdAt: number; id: string }): Promise<MediaBuyRow[]> {
     let q = this.db.kysely.selectFrom('media_buys').selectAll().where('tenant_id', '=', tenantId);

@@ -12,13 +12,14 @@
  * - A child operation of the buy's create (pause, resume, cancel:
  *   `update_media_buy`; a person's refresh: `get_media_buys`,
  *   `get_media_buy_delivery`) that ends is applied to the buy: a read's answer
- *   like a background read's, an update by reading the status soon after.
+ *   like a background read's, an update by what its reply says the buy now is
+ *   (update-apply.ts), confirmed by a status read soon after.
  */
 import type { Logger } from 'pino';
 import { readDeliveryReply } from '../../domain/delivery-report.js';
 import { mergePackages, requestBudget } from '../../domain/media-buy-delivery.js';
 import { isMediaBuyStatus } from '../../domain/media-buy-status.js';
-import { nextStatusCheck, STATUS_AFTER_REPORT_MS, withNextCheck, type TrackingPolicy } from '../../domain/media-buy-timers.js';
+import { nextStatusCheck, withNextCheck, type TrackingPolicy } from '../../domain/media-buy-timers.js';
 import { parseGovernance } from '../../domain/governed-flow.js';
 import { firstReportExpectedAt, isReportingFrequency } from '../../domain/reporting-webhook.js';
 import { isTerminal, type OperationStatus } from '../../domain/status.js';
@@ -29,6 +30,7 @@ import type { NewEvent } from '../../store/operations-repo.js';
 import type { Tx } from '../../store/tx.js';
 import { planReport, type ApplyContext } from './report-apply.js';
 import { buyInReply, planStatusRead } from './status-apply.js';
+import { planUpdateEnded } from './update-apply.js';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -127,33 +129,13 @@ export class BuyRecorder {
       if (!read.ok || !row) return [];
       applied = await this.deps.store.mediaBuys.mutateIn(trx, buy.id, null, (b, t) => planReport(this.ctx, t, b, { reading: read.reading, row, source: 'poll', fireId: null }, now), now);
     } else if (op.type === 'update_media_buy') {
-      // The seller's status says what the update did: read it soon (a refused update is recorded as such).
-      applied = await this.deps.store.mediaBuys.mutateIn(
-        trx,
-        buy.id,
-        null,
-        (b) => ({
-          patch: b.ended_at === null ? withNextCheck({ status_check_at: now + STATUS_AFTER_REPORT_MS, report_due_at: b.report_due_at, delivery_poll_at: b.delivery_poll_at, creative_check_at: b.creative_check_at }) : undefined,
-          events: [{ source: 'call', kind: op.status === 'completed' ? 'update_confirmed' : 'update_failed', at: now, detail: { operation_id: op.id, status: op.status, ...updateFacts(op) } }],
-          value: null,
-        }),
-        now,
-      );
+      // What the seller's reply says the buy now is, in this commit (update-apply.ts); a status read follows soon.
+      applied = await this.deps.store.mediaBuys.mutateIn(trx, buy.id, null, (b, t) => planUpdateEnded(this.ctx, t, b, op, now), now);
     } else {
       return [];
     }
     return applied.outcome === 'applied' ? applied.notifications : [];
   }
-}
-
-/** What an update asked for (pause, resume, cancel), from its stored request: shown on the buy's event. */
-function updateFacts(op: OperationRow): Json {
-  const request = JSON.parse(op.request_body) as Json;
-  const facts: Json = {};
-  if (typeof request.paused === 'boolean') facts.paused = request.paused;
-  if (request.canceled === true) facts.canceled = true;
-  if (op.error) facts.error = JSON.parse(op.error);
-  return facts;
 }
 
 /** The new buy's row and first events, from its completed create_media_buy. */
