@@ -31,17 +31,18 @@ export class RequestLog {
     this.calls.push(call);
   }
 
-  all(): ReceivedCall[] {
-    return [...this.calls];
+  /** Every call, or those received at or after `since` (epoch ms). */
+  all(since = 0): ReceivedCall[] {
+    return this.calls.filter((c) => c.at >= since);
   }
 
   of(tool: string): ReceivedCall[] {
     return this.calls.filter((c) => c.tool === tool);
   }
 
-  /** The calls refused for being off the schema, as short lines a failing assertion can print. */
-  invalid(): string[] {
-    return this.calls.filter((c) => !c.valid).map((c) => `${c.tool}: ${c.errorMessage ?? ''} [${c.issues.map((i) => `${i.pointer} ${i.message}`).join('; ')}]`);
+  /** The calls (received at or after `since`, epoch ms) refused for being off the schema, as short lines a failing assertion can print. */
+  invalid(since = 0): string[] {
+    return this.calls.filter((c) => !c.valid && c.at >= since).map((c) => `${c.tool}: ${c.errorMessage ?? ''} [${c.issues.map((i) => `${i.pointer} ${i.message}`).join('; ')}]`);
   }
 
   /** Replies of ours the framework refused: must stay empty, or the seller is wrong, not the buyer. */
