@@ -6,6 +6,7 @@
  */
 import type { OperationJson } from '../domain/operation-json.js';
 import type { DashboardLinks } from './links.js';
+import { operationUri } from './operation-resource.js';
 
 type OperationLike = Pick<OperationJson, 'id' | 'type' | 'agent_id' | 'status' | 'needs_input' | 'stalled' | 'stalled_reason' | 'error' | 'result'> & {
   input_request?: unknown;
@@ -28,8 +29,12 @@ export function operationSummary(op: OperationLike, links: DashboardLinks): stri
     const kind = typeof request.kind === 'string' ? request.kind : 'seller_input';
     const message = typeof request.message === 'string' ? ` (“${request.message}”)` : '';
     parts.push(`${head} waits for a person: ${WAITING_FOR[kind] ?? kind}${message}.`);
-    parts.push(`A person must decide in the dashboard: ${link} (everything waiting is at ${links.inbox()}); an approver key can also answer with answer_operation.`);
-    parts.push(`Call wait_for_operation with id ${op.id} to learn of the decision.`);
+    const act = kind === 'spend_approval' ? 'approve (or reject) it' : 'decide';
+    parts.push(`A person must ${act} in the dashboard: ${link} (everything waiting is at ${links.inbox()}); an approver key can also answer with answer_operation.`);
+    // Not "call wait_for_operation": it answers at once while a person is awaited, so a model would spin on it.
+    parts.push(
+      `Tell the user. Until a person has decided, wait_for_operation answers at once; read it later with get_operation (or subscribe to ${operationUri(op.id)}) to learn of the decision.`,
+    );
   } else if (op.status === 'completed') {
     const mediaBuy = asObject(op.result).media_buy_id;
     const created = op.type === 'create_media_buy' && typeof mediaBuy === 'string' ? `: media buy ${mediaBuy} was created` : '';

@@ -34,7 +34,7 @@ import { TOOLS } from './tools/index.js';
 export const SERVER_INFO = { name: 'adcp-orchestrator', version: '0.1.0' };
 
 const INSTRUCTIONS =
-  'adcp-orchestrator buys advertising from AdCP seller agents on behalf of this tenant. Every call to a seller is a durable operation: stored before it is sent, never sent twice, followed to its end across restarts. Spend may be governed (checked against a plan by a governance agent) and may be held for a person: when a person must decide, the answer says so and gives the dashboard link; tell the user, then follow the operation with wait_for_operation. Pass an idempotency_key on every call that changes something, so a retry after a lost connection never buys twice.';
+  'adcp-orchestrator buys advertising from AdCP seller agents on behalf of this tenant. Every call to a seller is a durable operation: stored before it is sent, never sent twice, followed to its end across restarts. Spend may be governed (checked against a plan by a governance agent) and may be held for a person: when a person must decide, the answer says so and gives the dashboard link; tell the user, and read the operation again later (wait_for_operation answers at once while a person is awaited, and follows it once they have decided). Pass an idempotency_key on every call that changes something, so a retry after a lost connection never buys twice.';
 
 export interface SessionServer {
   server: Server;

@@ -91,6 +91,15 @@ describe('MCP tools', () => {
     expect(textOf(held)).toContain(`${stack.orch.url}/operations/${op.id}`);
     expect(stack.seller.stats().createCallsByKey[op.idempotency_key]).toBeUndefined();
 
+    // Waiting on it answers at once (not at the timeout): it needs a person, and the text says who and where.
+    const began = Date.now();
+    const waited = await operator.call('wait_for_operation', { id: op.id, timeout_s: 20 });
+    expect(Date.now() - began).toBeLessThan(10_000);
+    expect(waited.isError).toBeFalsy();
+    expect(waited.structuredContent).toMatchObject({ id: op.id, status: 'requested', needs_input: true, input_request: { kind: 'spend_approval' } });
+    expect(textOf(waited)).toContain('A person must approve (or reject) it in the dashboard');
+    expect(textOf(waited)).toContain(`${stack.orch.url}/operations/${op.id}`);
+
     const inbox = await operator.call('list_inbox');
     expect((inbox.structuredContent as any).operations.map((o: any) => o.id)).toContain(op.id);
     expect(textOf(inbox)).toContain(`${stack.orch.url}/inbox`);
@@ -131,7 +140,7 @@ describe('MCP tools', () => {
 
   it('runs any task with run_task and lists operations and agents', async () => {
     const operator = await stack.connect('operator');
-    const products = await operator.call('run_task', { agent_id: stack.agentId, task: 'get_products', params: { brief: 'sports fans' }, webhook: 'none' });
+    const products = await operator.call('run_task', { agent_id: stack.agentId, task: 'get_products', params: { buying_mode: 'brief', brief: 'sports fans' }, webhook: 'none' });
     expect(products.isError).toBeFalsy();
     expect((products.structuredContent as any)).toMatchObject({ type: 'get_products', status: 'completed' });
     const listed = await operator.call('list_operations', { type: 'get_products', limit: 5 });

@@ -2,7 +2,9 @@
  * Two orchestrators on one PostgreSQL database: an MCP session on instance A hears of a
  * change made on instance B — its resource subscription gets
  * notifications/resources/updated, and its wait_for_operation returns — carried by the
- * notifications feed and NOTIFY alone (the feed's fallback poll is off).
+ * notifications feed and NOTIFY alone (the feed's fallback poll is off). While the buy
+ * waits for a person, wait_for_operation answers at once; once approved, it follows the
+ * send, which the seller holds until the test lets it go.
  */
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +13,7 @@ import { startSandboxSeller, type SandboxSeller } from '../../src/sandbox/seller
 import { postgresAdminUrl, tempPostgres, type TestDatabase } from '../helpers/databases.js';
 import { mediaBuyRequest } from '../helpers/media-buy.js';
 import { connectMcp, type McpTestClient } from '../helpers/mcp-client.js';
-import { startOrchestrator, type TestOrchestrator } from '../helpers/orchestrator.js';
+import { eventually, startOrchestrator, type TestOrchestrator } from '../helpers/orchestrator.js';
 
 const suite = postgresAdminUrl ? describe : describe.skip;
 
@@ -28,7 +30,8 @@ suite('MCP sessions across two instances on PostgreSQL', () => {
     seller = await startSandboxSeller();
     const env = { ADCP_ORCH_SSE_FALLBACK_POLL_MS: '0' };
     a = await startOrchestrator({ database, keepDatabase: true, env });
-    b = await startOrchestrator({ database, keepDatabase: true, env });
+    // B's answer returns at once, its send still waiting on the seller.
+    b = await startOrchestrator({ database, keepDatabase: true, env: { ...env, ADCP_ORCH_SYNC_WAIT_MS: '0' } });
     agentId = await a.registerAgent({ url: seller.url });
   }, 60_000);
 
@@ -41,7 +44,7 @@ suite('MCP sessions across two instances on PostgreSQL', () => {
   });
 
   it('a session on A is told of a buy B releases and completes', async () => {
-    const held = await b.api('POST', '/v1/media-buys', { agent_id: agentId, request: mediaBuyRequest('sandbox_instant'), approval: 'required', webhook: 'none' });
+    const held = await b.api('POST', '/v1/media-buys', { agent_id: agentId, request: mediaBuyRequest('sandbox_held_reply'), approval: 'required', webhook: 'none' });
     expect(held.status).toBe(202);
     const id = held.body.id as string;
     const uri = operationUri(id);
@@ -54,10 +57,15 @@ suite('MCP sessions across two instances on PostgreSQL', () => {
       heard();
     });
     await client.client.subscribeResource({ uri });
-    const waiting = client.call('wait_for_operation', { id, timeout_s: 30 });
+    // It waits for a person: answered at once, not at the timeout.
+    const asked = (await client.call('wait_for_operation', { id, timeout_s: 30 })).structuredContent as { needs_input: boolean };
+    expect(asked.needs_input).toBe(true);
 
     const answered = await b.api('POST', `/v1/operations/${id}/input`, { decision: 'approve' });
     expect(answered.status).toBe(202);
+    const waiting = client.call('wait_for_operation', { id, timeout_s: 30 });
+    await eventually(async () => (seller.heldReplies() === 1 ? true : undefined));
+    expect(seller.releaseHeldReplies()).toBe(1);
 
     const waited = (await waiting).structuredContent as { status: string; needs_input: boolean };
     expect(waited.needs_input).toBe(false);

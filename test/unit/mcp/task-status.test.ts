@@ -45,7 +45,11 @@ describe('the paragraph beside an operation', () => {
     expect(text).toContain('nothing has been sent to the seller');
     expect(text).toContain('https://orch.example.net/operations/op-1');
     expect(text).toContain('https://orch.example.net/inbox');
-    expect(text).toContain('wait_for_operation');
+    expect(text).toContain('A person must approve (or reject) it');
+    // wait_for_operation answers at once while a person is awaited: the model is told to look again later, not to spin on it.
+    expect(text).toContain('Until a person has decided, wait_for_operation answers at once');
+    expect(text).not.toContain('Call wait_for_operation');
+    expect(text).toContain('adcp-orchestrator://operations/op-1');
   });
 
   it('names the media buy made, the error of one that failed, and a stall', () => {
