@@ -56,6 +56,9 @@ describe('governed buys at a strict SDK seller', () => {
       governance: { agent_id: governance.agentId, plan_id: 'plan_sdk_one' },
       reporting: { frequency: 'hourly' },
     });
+    // The check (and, for a seller's refusal, the outcome) went to the governance agent whatever the seller said:
+    // judged first, softly, so a failing create still shows what the agent was sent.
+    expect.soft(governance.relay.log.invalid(started)).toEqual([]);
     expect(op.status, `${JSON.stringify(op.error)} — the seller refused: ${s.log.invalid().join(' | ') || 'nothing'}`).toBe('completed');
     // The request the seller received: a valid 3.0 create_media_buy.
     const [create] = s.log.of('create_media_buy');
@@ -106,6 +109,7 @@ describe('governed buys at a strict SDK seller', () => {
       return c.status === 'done' ? c : undefined;
     }, 40_000);
     const creates = s.log.of('create_media_buy');
+    expect.soft(governance.relay.log.invalid(started)).toEqual([]);
     expect(
       campaign.summary,
       `buys: ${JSON.stringify(campaign.buys.map((b: any) => [b.status, b.error?.code, b.error?.message]))} — the seller refused: ${s.log.invalid().join(' | ') || 'nothing'}`,

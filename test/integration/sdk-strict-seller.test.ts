@@ -89,6 +89,19 @@ describe('the orchestrator against a strict SDK seller', () => {
     expectAllRequestsValid(seller, ['create_media_buy']);
   });
 
+  it('takes the completion webhook signed with the legacy HMAC the request asked for (webhook: hmac)', async () => {
+    const { seller, agentId } = await withSeller({ submittedDelayMs: 300 });
+    const op = await buyThrough(orch, { agent_id: agentId, request: strictBuyRequest(SUBMITTED_PRODUCT), webhook: 'hmac' });
+    expect(op.status, JSON.stringify(op.error)).toBe('completed');
+    expect(transitions(op).at(-1)).toEqual(['completed', 'webhook']);
+    const [create] = seller.log.of('create_media_buy');
+    expect(create!.args.push_notification_config).toMatchObject({ authentication: { schemes: ['HMAC-SHA256'] } });
+    await seller.tasks.settled();
+    expect(seller.pushes.records().map((p) => [p.delivered, p.final_status])).toEqual([[true, 200]]);
+
+    expectAllRequestsValid(seller, ['create_media_buy']);
+  });
+
   it('follows a submitted create without a webhook by polling tasks/get, and reconciles with tasks/list', async () => {
     const { seller, agentId } = await withSeller({ submittedDelayMs: 300 });
     const op = await buyThrough(orch, { agent_id: agentId, request: strictBuyRequest(SUBMITTED_PRODUCT), webhook: 'none' });

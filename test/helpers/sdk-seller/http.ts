@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { AdcpServer } from '@adcp/sdk/server';
 import { toolCallsOf, verdictOf, type RequestLog } from './request-log.js';
+import { nameExtraProperties } from './schema.js';
 
 const MAX_BODY_BYTES = 1_000_000;
 /** Idle AdCP servers kept for reuse: building one registers every tool and compiles nothing twice. */
@@ -112,12 +113,9 @@ function record(log: RequestLog, calls: ReturnType<typeof toolCallsOf>, reply: u
   }
   for (const [id, call] of calls) {
     const answer = replies.get(id);
-    log.add({
-      at: Date.now(),
-      tool: call.tool,
-      args: call.args,
-      ...(answer === undefined ? { valid: false, issues: [], errorCode: 'NO_REPLY', errorMessage: 'the seller sent no reply to this call' } : verdictOf(answer)),
-    });
+    const verdict = answer === undefined ? { valid: false, issues: [], errorCode: 'NO_REPLY', errorMessage: 'the seller sent no reply to this call' } : verdictOf(answer);
+    const schemaTool = call.tool.replace('/', '_');
+    log.add({ at: Date.now(), tool: call.tool, args: call.args, ...verdict, issues: nameExtraProperties(schemaTool, call.args, verdict.issues) });
   }
 }
 

@@ -44,6 +44,29 @@ export function assertValidResponse(tool: string, payload: unknown): void {
   if (!outcome.valid) throw new Error(`sdk-seller: its own ${tool} payload is off the AdCP schema: ${describeIssues(outcome.issues)}`);
 }
 
+/**
+ * The validator says "must NOT have additional properties" without naming them. For such an
+ * issue, the keys of the object at its pointer whose removal clears it are named in the message,
+ * so a log line says `(target_agent)` rather than leaving the reader to diff the schema.
+ */
+export function nameExtraProperties(tool: string, payload: unknown, issues: SchemaIssue[]): SchemaIssue[] {
+  return issues.map((issue) => {
+    if (issue.keyword !== 'additionalProperties') return issue;
+    const path = issue.pointer.split('/').slice(1).filter((p) => p !== '').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const count = (v: unknown): number => checkRequest(tool, v).issues.filter((i) => i.keyword === 'additionalProperties' && i.pointer === issue.pointer).length;
+    const before = count(payload);
+    const target = path.reduce<unknown>((o, k) => (typeof o === 'object' && o !== null ? (o as Record<string, unknown>)[k] : undefined), payload);
+    if (typeof target !== 'object' || target === null || Array.isArray(target)) return issue;
+    const extra = Object.keys(target).filter((key) => {
+      const copy = structuredClone(payload) as Record<string, unknown>;
+      const holder = path.reduce<Record<string, unknown>>((o, k) => o[k] as Record<string, unknown>, copy);
+      delete holder[key];
+      return count(copy) < before;
+    });
+    return extra.length > 0 ? { ...issue, message: `${issue.message} (${extra.join(', ')})` } : issue;
+  });
+}
+
 export function describeIssues(issues: SchemaIssue[]): string {
   return issues.map((i) => `${i.pointer || '/'} ${i.message}`).join('; ');
 }

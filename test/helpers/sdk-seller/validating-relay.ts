@@ -12,7 +12,7 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RequestLog, toolCallsOf } from './request-log.js';
-import { checkRequest } from './schema.js';
+import { checkRequest, nameExtraProperties } from './schema.js';
 
 export interface ValidatingRelay {
   /** The agent URL to register (the target's path on the relay's origin). */
@@ -69,8 +69,9 @@ export async function startValidatingRelay(targetUrl: string): Promise<Validatin
       return;
     }
     for (const { tool, args } of toolCallsOf(parsed).values()) {
-      const outcome = checkRequest(SCHEMA_NAME[tool] ?? tool, args);
-      log.add({ at: Date.now(), tool, args, valid: outcome.valid, issues: outcome.issues, ...(outcome.valid ? {} : { errorMessage: `${tool} request is off the AdCP schema` }) });
+      const schemaTool = SCHEMA_NAME[tool] ?? tool;
+      const outcome = checkRequest(schemaTool, args);
+      log.add({ at: Date.now(), tool, args, valid: outcome.valid, issues: nameExtraProperties(schemaTool, args, outcome.issues), ...(outcome.valid ? {} : { errorMessage: `${tool} request is off the AdCP schema` }) });
     }
   }
 
