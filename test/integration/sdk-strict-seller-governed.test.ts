@@ -88,6 +88,28 @@ describe('governed buys at a strict SDK seller', () => {
     expect(governance.relay.log.invalid(started)).toEqual([]);
   });
 
+  it('resends a governed create whose reply was lost as the same request: replayed by the seller, committed once', async () => {
+    const started = Date.now();
+    const { seller: s, agentId } = await startStrictSeller(orch);
+    seller = s;
+    await syncStrictPlan(orch, governance.agentId, 'plan_sdk_resend', [s.url]);
+    s.faults.dropReplies('create_media_buy');
+
+    const op = await buyThrough(orch, { agent_id: agentId, request: governedRequest(SYNC_PRODUCT, 3_000), governance: { agent_id: governance.agentId, plan_id: 'plan_sdk_resend' } });
+    expect.soft(governance.relay.log.invalid(started)).toEqual([]);
+    expect(op.status, `${JSON.stringify(op.error)} — the seller refused: ${s.log.invalid().join(' | ') || 'nothing'}`).toBe('completed');
+    const creates = s.log.of('create_media_buy');
+    expect(creates.length).toBeGreaterThanOrEqual(2);
+    // The approval was still good: the same bytes, token included, so the seller's store replays them.
+    expect(new Set(creates.map((c) => JSON.stringify(c.args))).size).toBe(1);
+    expect(creates.slice(1).map((c) => [c.errorCode ?? null, c.replayed ?? false])).toEqual(creates.slice(1).map(() => [null, true]));
+    expect(s.book.all()).toHaveLength(1);
+    await eventually(async () => (governance.agent.stats().committedByPlan.plan_sdk_resend === 3_000 ? true : undefined));
+
+    expectAllRequestsValid(s, ['create_media_buy']);
+    expect(governance.relay.log.invalid(started)).toEqual([]);
+  });
+
   it('runs a governed campaign of several buys, one submitted, and commits every one', async () => {
     const started = Date.now();
     const { seller: s, agentId } = await startStrictSeller(orch, { submittedDelayMs: 300 });

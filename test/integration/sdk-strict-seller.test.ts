@@ -117,6 +117,22 @@ describe('the orchestrator against a strict SDK seller', () => {
     expectAllRequestsValid(seller, ['create_media_buy', 'tasks/get', 'tasks/list']);
   });
 
+  it('resends a create whose reply was lost with the same key and payload: the SDK’s idempotency store replays it, one buy', async () => {
+    const { seller, agentId } = await withSeller();
+    seller.faults.dropReplies('create_media_buy');
+    const op = await buyThrough(orch, { agent_id: agentId, request: strictBuyRequest(SYNC_PRODUCT), reporting: { frequency: 'daily' } });
+    expect(op.status, JSON.stringify(op.error)).toBe('completed');
+    const creates = seller.log.of('create_media_buy');
+    expect(creates.length).toBeGreaterThanOrEqual(2);
+    // Every resend was the first request again: replayed, never IDEMPOTENCY_CONFLICT.
+    expect(new Set(creates.map((c) => c.args.idempotency_key)).size).toBe(1);
+    expect(creates.slice(1).map((c) => [c.errorCode ?? null, c.replayed ?? false])).toEqual(creates.slice(1).map(() => [null, true]));
+    expect(seller.book.all()).toHaveLength(1);
+    expect(op.result.media_buy_id).toBe(seller.book.all()[0]!.media_buy_id);
+
+    expectAllRequestsValid(seller, ['create_media_buy']);
+  });
+
   it('sends creatives to a live buy (sync_creatives) and follows their review to approval', async () => {
     const { seller, agentId } = await withSeller({ creativeReviewMs: 200 });
     const op = await buyThrough(orch, { agent_id: agentId, request: strictBuyRequest(SYNC_PRODUCT) });

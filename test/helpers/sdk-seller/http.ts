@@ -23,7 +23,28 @@ export interface HttpFront {
   close(): Promise<void>;
 }
 
-export async function startHttpFront(opts: { build: () => AdcpServer; log: RequestLog; jwks: () => unknown; port?: number }): Promise<HttpFront> {
+/** Replies to lose: the call is handled, then its connection is cut instead of answered (a reply lost on the way back). */
+export class ReplyFaults {
+  private readonly armed = new Map<string, number>();
+
+  /** The next `times` calls of `tool` are done but never answered. */
+  dropReplies(tool: string, times = 1): void {
+    this.armed.set(tool, (this.armed.get(tool) ?? 0) + times);
+  }
+
+  take(tools: Iterable<string>): boolean {
+    for (const tool of tools) {
+      const left = this.armed.get(tool) ?? 0;
+      if (left > 0) {
+        this.armed.set(tool, left - 1);
+        return true;
+      }
+    }
+    return false;
+  }
+}
+
+export async function startHttpFront(opts: { build: () => AdcpServer; log: RequestLog; jwks: () => unknown; faults: ReplyFaults; port?: number }): Promise<HttpFront> {
   const idle: AdcpServer[] = [];
 
   const mcp = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -38,7 +59,8 @@ export async function startHttpFront(opts: { build: () => AdcpServer; log: Reque
       }
     }
     const calls = toolCallsOf(parsed);
-    if (calls.size > 0) captureReplies(res, (reply) => record(opts.log, calls, reply));
+    const drop = opts.faults.take([...calls.values()].map((c) => c.tool));
+    if (calls.size > 0) captureReplies(res, (reply) => record(opts.log, calls, reply), drop);
     const adcp = idle.pop() ?? opts.build();
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
@@ -81,8 +103,8 @@ export async function startHttpFront(opts: { build: () => AdcpServer; log: Reque
   };
 }
 
-/** Collects what is written to `res` and hands it, parsed, to `done` once the reply is complete. */
-function captureReplies(res: ServerResponse, done: (reply: unknown) => void): void {
+/** Collects what is written to `res` and hands it, parsed, to `done` once the reply is complete; with `drop`, cuts the connection instead of sending it. */
+function captureReplies(res: ServerResponse, done: (reply: unknown) => void, drop: boolean): void {
   const chunks: Buffer[] = [];
   const keep = (chunk: unknown, encoding?: unknown): void => {
     if (chunk === undefined || chunk === null || typeof chunk === 'function') return;
@@ -92,7 +114,7 @@ function captureReplies(res: ServerResponse, done: (reply: unknown) => void): vo
   const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
   res.write = ((...args: unknown[]) => {
     keep(args[0], args[1]);
-    return write(...args);
+    return drop ? true : write(...args);
   }) as typeof res.write;
   res.end = ((...args: unknown[]) => {
     keep(args[0], args[1]);
@@ -101,6 +123,10 @@ function captureReplies(res: ServerResponse, done: (reply: unknown) => void): vo
       done(text ? JSON.parse(text) : undefined);
     } catch {
       done(undefined);
+    }
+    if (drop) {
+      res.socket?.destroy();
+      return res;
     }
     return end(...args);
   }) as typeof res.end;

@@ -17,7 +17,7 @@
  */
 import { createIdempotencyStore, InMemoryStateStore, memoryBackend } from '@adcp/sdk/server';
 import { CreativeLibrary } from './creatives.js';
-import { startHttpFront } from './http.js';
+import { ReplyFaults, startHttpFront } from './http.js';
 import { MediaBuyBook } from './media-buys.js';
 import { PushNotifier } from './push.js';
 import { Reporter } from './reporting.js';
@@ -46,6 +46,8 @@ export interface SdkSeller {
   reporting: Reporter;
   /** Task-status webhooks sent, with the receiver's answers. */
   pushes: PushNotifier;
+  /** Replies to lose (`faults.dropReplies('create_media_buy')`): the call is done, its answer never arrives. */
+  faults: ReplyFaults;
   close(): Promise<void>;
 }
 
@@ -62,7 +64,8 @@ export async function startSdkSeller(options: SdkSellerOptions = {}): Promise<Sd
   const stateStore = new InMemoryStateStore();
   // The agent URL is known once the port is: the catalog's format ids name it.
   const state = { agentUrl: '', book, tasks, creatives, idempotency, stateStore, now };
-  const front = await startHttpFront({ build: () => buildSellerServer(state), log, jwks: () => identity.jwks });
+  const faults = new ReplyFaults();
+  const front = await startHttpFront({ build: () => buildSellerServer(state), log, jwks: () => identity.jwks, faults });
   state.agentUrl = `${front.origin}/mcp`;
   return {
     url: state.agentUrl,
@@ -73,6 +76,7 @@ export async function startSdkSeller(options: SdkSellerOptions = {}): Promise<Sd
     creatives,
     reporting,
     pushes,
+    faults,
     async close() {
       tasks.close();
       creatives.close();

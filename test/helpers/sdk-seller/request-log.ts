@@ -22,6 +22,8 @@ export interface ReceivedCall {
   errorMessage?: string;
   /** The seller's own reply failed the response schema (the framework said so): a bug of this seller. */
   replyInvalid?: boolean;
+  /** The answer was the idempotency store's replay of an earlier one (same key, same canonical payload). */
+  replayed?: boolean;
 }
 
 export class RequestLog {
@@ -65,14 +67,14 @@ export function toolCallsOf(body: unknown): Map<string, { tool: string; args: Js
 }
 
 /** What the seller answered one call: its verdict on the request, read from the reply. */
-export function verdictOf(reply: unknown): Pick<ReceivedCall, 'valid' | 'issues' | 'errorCode' | 'errorMessage' | 'replyInvalid'> {
+export function verdictOf(reply: unknown): Pick<ReceivedCall, 'valid' | 'issues' | 'errorCode' | 'errorMessage' | 'replyInvalid' | 'replayed'> {
   const result = isObject(reply) && isObject(reply.result) ? reply.result : undefined;
   const content = result && isObject(result.structuredContent) ? result.structuredContent : undefined;
   const error = content && isObject(content.adcp_error) ? content.adcp_error : undefined;
   if (!error) {
     // A JSON-RPC error (unknown tool, malformed call) never reached a handler or a validator.
     if (isObject(reply) && isObject(reply.error)) return { valid: false, issues: [], errorCode: 'JSONRPC_ERROR', errorMessage: String(reply.error.message ?? '') };
-    return { valid: true, issues: [] };
+    return { valid: true, issues: [], ...(content?.replayed === true ? { replayed: true } : {}) };
   }
   const code = String(error.code ?? '');
   const message = String(error.message ?? '');
