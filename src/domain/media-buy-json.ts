@@ -8,6 +8,7 @@
 import type { CreativeJson } from './creatives.js';
 import type { PackageState } from './media-buy-delivery.js';
 import type { PacingState } from './pacing.js';
+import { firesReachUs, pollingReason } from './reporting-webhook.js';
 
 /** The columns of a buy that are shown (the store's row satisfies it). */
 export interface MediaBuyJsonSource {
@@ -45,6 +46,9 @@ export interface MediaBuyJsonSource {
   created_at: number;
   updated_at: number;
   ended_at: number | null;
+  /** Since when its seller no longer answers for it, and why (src/domain/media-buy-unreadable.ts); absent or null while it does. */
+  unreadable_since?: number | null;
+  unreadable_reason?: string | null;
 }
 
 export interface MediaBuyEventSource {
@@ -108,14 +112,17 @@ export function presentMediaBuy(b: MediaBuyJsonSource, events?: MediaBuyEventSou
     },
     reports: {
       frequency: b.report_frequency,
-      // How fires reach us: `none` when the caller set its own reporting_webhook (we then poll).
-      webhook: b.reporting_auth,
+      // How fires reach us (hmac, bearer, rfc9421), or `none`: then we poll, for the reason given.
+      webhook: firesReachUs(b.reporting_auth) ? b.reporting_auth : 'none',
+      polled_because: pollingReason(b.reporting_auth),
       received: b.reports_received,
       last_sequence: b.last_sequence,
       next_expected_at: iso(b.next_expected_at),
       missing: b.reports_missing,
       final_received: b.final_received === 1,
     },
+    // The seller no longer answers for it (no row for it in get_media_buys, or MEDIA_BUY_NOT_FOUND): since when, why; null while it does.
+    unreadable: b.unreadable_since != null ? { since: iso(b.unreadable_since), reason: b.unreadable_reason ?? null } : null,
     // While it is tracked: when we next look at the seller (status, a missing report), else null.
     next_check_at: iso(b.next_check_at),
     created_at: iso(b.created_at),

@@ -36,6 +36,8 @@ export const MEDIA_BUY_NOTIFICATION_TYPES = [
   'media_buy.overpacing',
   'media_buy.report_missing',
   'media_buy.governance_findings',
+  'media_buy.unreadable',
+  'media_buy.readable',
 ] as const;
 export type MediaBuyNotificationType = (typeof MEDIA_BUY_NOTIFICATION_TYPES)[number];
 
@@ -67,7 +69,8 @@ export function statusNotification(from: string | null, to: string): MediaBuyNot
 /**
  * The notification a buy event raises, if any: status changes by the rule above,
  * the buy's own alerts (`pacing_alert`, `report_missing`, `governance_findings`),
- * and its creatives' reviews (`creative_approved`, `creative_rejected`,
+ * the seller ceasing and resuming to answer for it (`status_unreadable`,
+ * `status_readable`: src/domain/media-buy-unreadable.ts), and its creatives' reviews (`creative_approved`, `creative_rejected`,
  * `creative_stalled`: src/domain/creatives.ts).
  */
 export function buyNotificationFor(event: { kind: string; from_status: string | null; to_status: string | null; detail?: unknown }): MediaBuyNotificationType | CreativeNotificationType | null {
@@ -86,6 +89,10 @@ export function buyNotificationFor(event: { kind: string; from_status: string | 
       return 'media_buy.report_missing';
     case 'governance_findings':
       return 'media_buy.governance_findings';
+    case 'status_unreadable':
+      return 'media_buy.unreadable';
+    case 'status_readable':
+      return 'media_buy.readable';
     default:
       return null;
   }

@@ -46,6 +46,8 @@ const HEADLINES: Record<string, string> = {
   'media_buy.overpacing': 'Media buy over-pacing',
   'media_buy.report_missing': 'Delivery report missing',
   'media_buy.governance_findings': 'Governance findings on delivery',
+  'media_buy.unreadable': 'Seller no longer answers for the media buy',
+  'media_buy.readable': 'Seller answers for the media buy again',
   'creative.approved': 'Creative approved',
   'creative.rejected': 'Creative rejected',
   'creative.stalled': 'Creative review stalled',

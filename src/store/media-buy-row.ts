@@ -12,7 +12,7 @@ export type MediaBuyIdentity = Pick<MediaBuyRow, 'id' | 'tenant_id' | 'agent_id'
 /**
  * A row as a buy nothing has happened to yet: `pending_start`, no flight or budget,
  * nothing delivered or reported, not governed, in no campaign, no reporting webhook of
- * ours, no timer, no lease, `updated_at` equal to `created_at`. `overrides` wins over
+ * ours, no timer, no lease, read by its seller, `updated_at` equal to `created_at`. `overrides` wins over
  * every default (and over `identity`).
  */
 export function newMediaBuyRow(identity: MediaBuyIdentity, overrides: Partial<MediaBuyRow> = {}): MediaBuyRow {
@@ -58,6 +58,8 @@ export function newMediaBuyRow(identity: MediaBuyIdentity, overrides: Partial<Me
     report_due_at: null,
     delivery_poll_at: null,
     creative_check_at: null,
+    unreadable_since: null,
+    unreadable_reason: null,
     lease_owner: null,
     lease_until: null,
     lease_epoch: 0,

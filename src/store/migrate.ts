@@ -25,6 +25,8 @@ import { retention } from './migrations/014-retention.js';
 import { mediaBuys } from './migrations/018-media-buys.js';
 import { mediaBuyListIndexes } from './migrations/019-media-buy-list-indexes.js';
 import { creatives } from './migrations/020-creatives.js';
+import { unresolvedCompletion } from './migrations/022-unresolved-completion.js';
+import { mediaBuyUnreadable } from './migrations/021-media-buy-unreadable.js';
 
 export function migrationsFor(db: Db): Record<string, Migration> {
   return {
@@ -46,6 +48,8 @@ export function migrationsFor(db: Db): Record<string, Migration> {
     '018-media-buys': mediaBuys(db.dialect),
     '019-media-buy-list-indexes': mediaBuyListIndexes,
     '020-creatives': creatives,
+    '022-unresolved-completion': unresolvedCompletion,
+    '021-media-buy-unreadable': mediaBuyUnreadable,
   };
 }
 

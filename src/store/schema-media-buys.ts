@@ -59,6 +59,10 @@ export interface MediaBuysTable {
   delivery_poll_at: number | null;
   /** Look at its creatives' reviews (migration 020); null while none is under review. */
   creative_check_at: number | null;
+  /** Since when the seller no longer answers for it (migration 021; src/domain/media-buy-unreadable.ts); null while it does. */
+  unreadable_since: number | null;
+  /** Why: no row for it in the seller's answer, or the error the seller gave. */
+  unreadable_reason: string | null;
   lease_owner: string | null;
   lease_until: number | null;
   lease_epoch: number;

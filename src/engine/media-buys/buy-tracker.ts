@@ -12,7 +12,10 @@
  * asks for, since the buy's `creative_approvals` come with it, and follows with
  * `list_creatives`. Each answer is applied as its own commit; the lease
  * is given up last. The calls go through the agent's circuit breaker; a failed
- * read is tried again with backoff, never dropped.
+ * read is tried again with backoff, never dropped. A status read whose answer has
+ * no row for the buy (or says MEDIA_BUY_NOT_FOUND of it alone) leaves the buy
+ * unreadable: recorded and told once, asked again with backoff, ended when the
+ * seller lists it again (src/domain/media-buy-unreadable.ts).
  *
  * Why timers on the buy and not operations: these reads are frequent,
  * background and idempotent (nothing to resend byte for byte, nothing a person
@@ -26,6 +29,7 @@ import type { AdcpClient, TaskReply } from '../../adcp/types.js';
 import { readDeliveryReply } from '../../domain/delivery-report.js';
 import { silencePart, timersAfterDeliveryRead } from '../../domain/media-buy-plans.js';
 import { NO_TIMERS, withNextCheck, type TrackingPolicy } from '../../domain/media-buy-timers.js';
+import { unreadablePart, unreadableReason, unreadableRetryAt } from '../../domain/media-buy-unreadable.js';
 import { retryDelayMs } from '../../domain/timing.js';
 import type { MediaBuyRow, Store } from '../../store/index.js';
 import type { BuyMutateResult, BuyPlan } from '../../store/media-buys-repo.js';
@@ -62,11 +66,16 @@ export interface TrackerDeps {
   inbox?: CreativeInbox;
 }
 
-type Read = { reply: TaskReply } | { failed: string };
+type Read = { reply: TaskReply } | { failed: string; error?: { code: string; message?: string } };
+/** A status read, and how many buys its call asked about: a MEDIA_BUY_NOT_FOUND is this buy's only when it was asked alone. */
+type StatusRead = Read & { asked: number };
+
+/** The error by which a seller says it does not know the buy. */
+const NOT_FOUND = 'MEDIA_BUY_NOT_FOUND';
 
 export class BuyTracker {
   private readonly ctx: ApplyContext;
-  private readonly statusReads = new GroupedStatusReads<Read>();
+  private readonly statusReads = new GroupedStatusReads<StatusRead>();
 
   constructor(private readonly deps: TrackerDeps) {
     this.ctx = { store: deps.store, tracking: deps.tracking, random: deps.clock.random };
@@ -115,13 +124,15 @@ export class BuyTracker {
       // First: the buy's creative_approvals carry rejection reasons, which list_creatives does not.
       const asked = this.deps.clock.now();
       // One call for the buys of this seller and account asking in the same turn (a page claimed after their reports).
-      const read = await this.statusReads.read(statusGroupKey(agent.id, buy.account), buy.media_buy_id, (ids) =>
-        this.read(agent.id, agent.name, 'get_media_buys', () => getMediaBuys(this.deps.adcp, endpoint, { ...query, mediaBuyIds: ids }, { timeoutMs: this.deps.callTimeoutMs })),
-      );
-      if ('failed' in read) failures.push(read.failed);
+      const read = await this.statusReads.read(statusGroupKey(agent.id, buy.account), buy.media_buy_id, async (ids) => ({
+        ...(await this.read(agent.id, agent.name, 'get_media_buys', () => getMediaBuys(this.deps.adcp, endpoint, { ...query, mediaBuyIds: ids }, { timeoutMs: this.deps.callTimeoutMs }))),
+        asked: ids.length,
+      }));
+      const notFound = 'failed' in read && read.error?.code === NOT_FOUND && read.asked === 1 ? read.error : undefined;
+      if ('failed' in read && !notFound) failures.push(read.failed);
       else {
         const last = failures.length === 0 && !creativesDue;
-        const after = await this.applyStatus(buy, lease, read.reply, last, asked);
+        const after = await this.applyStatus(buy, lease, 'reply' in read ? read.reply : { notFound: notFound! }, last, asked);
         if (after?.events.some((e) => e.kind === 'creative_rejected' || e.kind === 'creative_rejection_updated')) done.inbox = true;
         if (!after || last) return done;
         buy = after.row;
@@ -144,7 +155,10 @@ export class BuyTracker {
       this.deps.metrics.agentCall(agentName, task, reply.error ? 'error' : 'ok');
       if (reply.error) {
         this.deps.metrics.agentError(agentName, reply.error.code);
-        return { failed: `${task}: ${reply.error.code}${reply.error.message ? ` (${reply.error.message})` : ''}` };
+        return {
+          failed: `${task}: ${reply.error.code}${reply.error.message ? ` (${reply.error.message})` : ''}`,
+          error: { code: reply.error.code, ...(reply.error.message ? { message: reply.error.message } : {}) },
+        };
       }
       if (reply.status !== 'completed') return { failed: `${task}: answered ${reply.status}` };
       return { reply };
@@ -161,21 +175,39 @@ export class BuyTracker {
     const result = await this.commit(buy.id, lease, release, async (b, trx) => {
       if (read.ok && row) return planReport(this.ctx, trx, b, { reading: read.reading, row, source: 'poll', fireId: null }, now);
       // The seller answered without our buy (or with a report we cannot read): recorded, and the read is done.
+      // A buy its seller no longer answers for is recorded as such once (unreadable_since), not at every read.
       const detail = read.ok ? { reason: 'the seller listed no delivery for this buy' } : { reason: read.message, code: read.code };
-      return { patch: timersAfterDeliveryRead(b, this.deps.tracking, now, this.deps.clock.random), events: [{ source: 'poll', kind: 'delivery_unreadable', at: now, detail }], value: null };
+      const events = read.ok && b.unreadable_since !== null ? [] : [{ source: 'poll', kind: 'delivery_unreadable', at: now, detail }];
+      return { patch: timersAfterDeliveryRead(b, this.deps.tracking, now, this.deps.clock.random), events, value: null };
     });
     if (result.outcome === 'lease_lost' || result.outcome === 'not_found') return null;
     if (read.ok && row) this.deps.metrics.deliveryReport('poll', result.outcome === 'applied' && result.value === 'applied' ? 'applied' : 'duplicate');
     return result.row;
   }
 
-  private async applyStatus(buy: MediaBuyRow, lease: Lease, reply: TaskReply, release: boolean, readStartedAt: number): Promise<{ row: MediaBuyRow; events: Array<{ kind: string }> } | null> {
+  /** A status read's answer: the seller's reply, or its word that it does not know the buy. */
+  private async applyStatus(
+    buy: MediaBuyRow,
+    lease: Lease,
+    answer: TaskReply | { notFound: { code: string; message?: string } },
+    release: boolean,
+    readStartedAt: number,
+  ): Promise<{ row: MediaBuyRow; events: Array<{ kind: string }> } | null> {
     const now = this.deps.clock.now();
-    const seller = buyInReply(reply.data, buy.media_buy_id);
+    const seller = 'notFound' in answer ? undefined : buyInReply(answer.data, buy.media_buy_id);
+    const reason = unreadableReason('notFound' in answer ? answer.notFound : undefined);
     const result = await this.commit(buy.id, lease, release, async (b, trx) => {
       if (seller) return planStatusRead(this.ctx, trx, b, seller, 'poll', now, { readStartedAt });
-      const next = { status_check_at: now + this.deps.tracking.statusIntervalMs, report_due_at: b.report_due_at, delivery_poll_at: b.delivery_poll_at, creative_check_at: b.creative_check_at };
-      return { patch: withNextCheck(next), events: [{ source: 'poll', kind: 'status_unreadable', at: now, detail: { reason: 'the seller did not list this buy' } }], value: null };
+      // Unreadable: told once (when it starts), then asked again with backoff until the seller lists it again.
+      const part = unreadablePart(b, reason, 'poll', now);
+      const since = b.unreadable_since ?? now;
+      const next = {
+        status_check_at: unreadableRetryAt(now, since, this.deps.tracking, this.deps.clock.random),
+        report_due_at: b.report_due_at,
+        delivery_poll_at: b.delivery_poll_at,
+        creative_check_at: b.creative_check_at,
+      };
+      return { patch: { ...part.patch, ...withNextCheck(next) }, events: part.events.map((e) => ({ ...e, at: now })), value: null };
     });
     if (result.outcome === 'lease_lost' || result.outcome === 'not_found') return null;
     return { row: result.row, events: result.outcome === 'applied' ? result.events : [] };

@@ -7,6 +7,7 @@
  */
 import { buyPacing, mergePackages, type PackageState } from '../../domain/media-buy-delivery.js';
 import { statusPart, timersAfterStatusRead, type NewEventSpec } from '../../domain/media-buy-plans.js';
+import { readablePart } from '../../domain/media-buy-unreadable.js';
 import { DEFAULT_PACING, pacingAlert, type PacingState } from '../../domain/pacing.js';
 import type { MediaBuyRow } from '../../store/index.js';
 import type { BuyPlan, MediaBuyPatch } from '../../store/media-buys-repo.js';
@@ -38,8 +39,10 @@ export async function planStatusRead(
   now: number,
   opts: { readStartedAt?: number; askSoon?: boolean } = {},
 ): Promise<BuyPlan<'read'>> {
-  const patch: MediaBuyPatch = {};
-  const events: NewEventSpec[] = [];
+  // The seller lists the buy: if it had stopped answering for it, that is over (told once).
+  const readable = readablePart(buy, source, now);
+  const patch: MediaBuyPatch = { ...readable.patch };
+  const events: NewEventSpec[] = [...readable.events];
   const status = statusPart(buy, seller.status, source);
   if (status) {
     Object.assign(patch, status.patch);

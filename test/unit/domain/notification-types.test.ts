@@ -79,11 +79,13 @@ describe('notificationTypeFor', () => {
       { kind: 'pacing_alert', from_status: null, to_status: null, detail: { state: 'over' } },
       { kind: 'report_missing', from_status: null, to_status: null },
       { kind: 'governance_findings', from_status: null, to_status: null },
+      { kind: 'status_unreadable', from_status: null, to_status: null },
+      { kind: 'status_readable', from_status: null, to_status: null },
     ];
     const reachable = new Set(events.map((e) => buyNotificationFor(e)));
     expect(MEDIA_BUY_NOTIFICATION_TYPES.filter((t) => !reachable.has(t))).toEqual([]);
     // Bookkeeping raises nothing: a report received, a read, a pacing change that is no crossing.
-    for (const kind of ['report_received', 'report_refused', 'report_unmatched', 'pacing_changed', 'refresh_requested', 'update_confirmed']) {
+    for (const kind of ['report_received', 'report_refused', 'report_unmatched', 'pacing_changed', 'refresh_requested', 'update_confirmed', 'delivery_unreadable', 'read_failed']) {
       expect(buyNotificationFor({ kind, from_status: null, to_status: null })).toBeNull();
     }
   });

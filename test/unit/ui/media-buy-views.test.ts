@@ -112,6 +112,18 @@ describe('a buy’s page', () => {
     expect(page).not.toContain('sealed-secret-never-shown');
   });
 
+  it('says first, in a banner, that the seller no longer answers for the buy: since when, why, its last known status', () => {
+    expect(buyRegion(view()).value).not.toContain('data-unreadable-since');
+    const page = buyRegion(view({ buy: buyRow({ unreadable_since: NOW - 2 * HOUR, unreadable_reason: `the seller answered ${EVIL}` }) })).value;
+    const banner = /<p class="notice notice-warn" role="alert" data-unreadable-since="([^"]+)">([\s\S]*?)<\/p>/.exec(page)!;
+    expect(banner[1]).toBe(new Date(NOW - 2 * HOUR).toISOString());
+    expect(banner[2]).toContain('The seller no longer answers for this buy');
+    expect(banner[2]).toContain('2026-06-01 10:00:00 UTC');
+    expect(banner[2]).toContain('data-buy-status="active"');
+    expect(page.indexOf('data-unreadable-since')).toBeLessThan(page.indexOf('class="op-head buy-head"'));
+    expectEscaped(page);
+  });
+
   it('is made of its sections in order, each in a <section> named by its id, and takes another slotted in', () => {
     const page = buyRegion(view()).value;
     const ids = [...page.matchAll(/<section class="buy-section" id="buy-([a-z]+)"/g)].map((m) => m[1]);

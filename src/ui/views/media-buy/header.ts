@@ -1,11 +1,16 @@
-/** A buy's header: who sells it, its status, and the figures a person looks for first (budget, spend, pacing, reports). */
+/**
+ * A buy's header: who sells it, its status, and the figures a person looks for first (budget, spend, pacing, reports);
+ * above them, a banner when its seller no longer answers for it (unreadable.ts).
+ */
 import { isTerminalBuyStatus } from '../../../domain/media-buy-status.js';
+import { deliveryRouteText } from '../../../domain/reporting-webhook.js';
 import { parseJsonOr } from './json.js';
 import { shortId, utc, when } from '../../format.js';
 import { html, type SafeHtml } from '../../html.js';
 import { money } from '../campaigns.js';
 import { amount, buyStatusBadge, pacingBadge, spendBar } from './bits.js';
 import { periodRange } from './delivery-chart.js';
+import { unreadableBanner } from './unreadable.js';
 import type { MediaBuyView } from './view.js';
 
 function fact(label: string, value: SafeHtml | string | null | undefined, key?: string): SafeHtml {
@@ -22,7 +27,7 @@ function flight(v: MediaBuyView): SafeHtml | null {
 
 function reportsLine(v: MediaBuyView): SafeHtml {
   const b = v.buy;
-  const via = b.reporting_auth === 'none' ? 'polled (the caller set its own reporting webhook)' : `webhook (${b.reporting_auth})`;
+  const via = deliveryRouteText(b.reporting_auth);
   return html`<span data-reports-received="${b.reports_received}">${b.reports_received}</span> received${b.report_frequency ? html`, ${b.report_frequency}` : ''}, ${via}${
     b.reports_missing > 0 ? html`; <strong class="warn-text">${b.reports_missing} missing</strong>` : ''
   }${b.final_received === 1 ? '; final report in' : ''}`;
@@ -32,7 +37,7 @@ export function buyHeader(v: MediaBuyView): SafeHtml {
   const b = v.buy;
   const governance = parseJsonOr<{ plan_id?: string } | null>(b.governance, null);
   const ended = isTerminalBuyStatus(b.status);
-  return html`<div class="op-head buy-head">
+  return html`${unreadableBanner(v)}<div class="op-head buy-head">
   <h1><span>Media buy <code>${b.media_buy_id}</code></span> ${buyStatusBadge(b.status)}</h1>
   <p class="op-id">Ours <code>${b.id}</code> <button type="button" class="copy" data-copy-text="${b.id}" aria-label="Copy media buy id">Copy id</button> · sold by <strong>${v.agent?.name ?? b.agent_id}</strong></p>
 </div>
