@@ -101,7 +101,6 @@ export function mediaBuyHandlers(deps: MediaBuyDeps) {
 
   const getMediaBuys = async (params: Json, ctx: Ctx): Promise<Json> => {
     const { buys, unknown } = select(params, ctx, ['active']);
-    const owner = (b: BookedBuy) => b.owner;
     return {
       media_buys: buys.map((b) => ({
         media_buy_id: b.media_buy_id,
@@ -117,7 +116,7 @@ export function mediaBuyHandlers(deps: MediaBuyDeps) {
         valid_actions: book.validActions(b),
         ...(b.canceled ? { cancellation: { canceled_at: iso(b.canceled.at), canceled_by: 'buyer', ...(b.canceled.reason ? { reason: b.canceled.reason } : {}) } } : {}),
         packages: b.packages.map((p) => {
-          const assigned = deps.creatives.assignedTo(owner(b), p.package_id);
+          const assigned = deps.creatives.assignedTo(b.owner, p.package_id);
           return {
             package_id: p.package_id,
             product_id: p.product_id,

@@ -67,12 +67,14 @@ export function taskTools(tasks: TaskBook) {
     const filters = (args.filters ?? {}) as { statuses?: string[]; status?: string };
     const wanted = filters.statuses ?? (filters.status ? [filters.status] : undefined);
     const matching = tasks.all().filter((t) => !wanted || wanted.includes(t.status));
-    const max = Number((args.pagination as Json | undefined)?.max_results ?? 100);
-    const page = matching.slice(0, max);
+    const pagination = (args.pagination ?? {}) as { max_results?: number; cursor?: string };
+    const offset = Number(pagination.cursor ?? 0) || 0;
+    const page = matching.slice(offset, offset + (pagination.max_results ?? 100));
+    const more = offset + page.length < matching.length;
     return answer('tasks_list', {
       query_summary: { total_matching: matching.length, returned: page.length },
       tasks: page.map((t) => ({ ...taskView(t), domain: 'media-buy' })),
-      pagination: { has_more: matching.length > page.length },
+      pagination: { has_more: more, ...(more ? { cursor: String(offset + page.length) } : {}) },
     });
   };
   return {
