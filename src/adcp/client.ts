@@ -15,6 +15,7 @@ import type { HttpFailure } from './http-failure.js';
 import { McpTransport } from './mcp-transport.js';
 import { listPageFromPayload, taskReplyFromPoll } from './poll.js';
 import { protocolPayload, taskReplyFromRaw, type RawReply } from './raw-reply.js';
+import { requestInvalidError } from './request-schema.js';
 import { scrubbingClient } from './scrub-secrets.js';
 import { toTransportError } from './transport-error.js';
 import { AdcpTransportError, type AdcpClient, type AgentEndpoint, type CallOptions, type ListTasksPage, type TaskReply } from './types.js';
@@ -90,6 +91,12 @@ function withDeadline<T>(timeoutMs: number, maxReplyBytes: number, step: Step<T>
   });
 }
 
+/** Nothing leaves us that the agent's schema refuses (request-schema.ts): refused here, unsent. */
+function invalidRequest(task: string, params: Record<string, unknown>): AdcpTransportError | null {
+  const error = requestInvalidError(task, params);
+  return error ? new AdcpTransportError(error.message!, 'request_invalid', undefined, error) : null;
+}
+
 export function createAdcpClient(options: AdcpClientOptions = {}): AdcpClient {
   const callTimeoutMs = options.callTimeoutMs ?? 300_000;
   const pollTimeoutMs = options.pollTimeoutMs ?? 30_000;
@@ -127,12 +134,16 @@ export function createAdcpClient(options: AdcpClientOptions = {}): AdcpClient {
   // Whatever an agent answers is cleaned of the secrets we sent it (see scrub-secrets.ts).
   return scrubbingClient({
     callTask(agent, task, params, opts?: CallOptions): Promise<TaskReply> {
+      const refusal = opts?.requestChecked ? null : invalidRequest(task, params);
+      if (refusal) return Promise.reject(refusal);
       return withDeadline(opts?.timeoutMs ?? callTimeoutMs, maxReplyBytes, async (signal, ms, onHttp, bytes) =>
         withJsonText(taskReplyFromRaw(await send(agent, task, params, signal, ms, onHttp)), bytes()),
       );
     },
 
     continueTask(agent, continuation, task, params, opts?: CallOptions): Promise<TaskReply> {
+      const refusal = opts?.requestChecked ? null : invalidRequest(task, params);
+      if (refusal) return Promise.reject(refusal);
       return withDeadline(opts?.timeoutMs ?? callTimeoutMs, maxReplyBytes, async (signal, _ms, _onHttp, bytes) => {
         if (agent.protocol !== 'a2a') throw new AdcpTransportError(`${agent.protocol} has no task continuation`, 'protocol');
         return withJsonText(taskReplyFromRaw({ protocol: 'a2a', result: await a2a.send(agent, task, params, signal, continuation) }), bytes());

@@ -85,19 +85,26 @@ export interface ListTasksPage {
 export interface CallOptions {
   /** Abort the call after this many ms (the reply is then unknown: an ambiguous send). */
   timeoutMs?: number;
+  /**
+   * The caller checked the request against the agent's schema itself, or deliberately sends
+   * it unchecked (a resend of bytes that may already have reached the seller): the call does
+   * not check it again. Otherwise a request off the schema is refused here, unsent.
+   */
+  requestChecked?: boolean;
 }
 
 /**
  * Thrown when no AdCP reply was obtained: network failure, timeout, HTTP error,
  * or a JSON-RPC error before dispatch; or, kind `reply_too_large`, when the agent
  * answered past the cap on reply size and the reply was not read (the agent did
- * receive the request). `adcpError` is set when the transport carried one (e.g.
- * 429 with `retry_after`).
+ * receive the request); or, kind `request_invalid`, when the request was refused
+ * here, unsent, for failing the agent's schema (`adcpError` REQUEST_INVALID, with the
+ * issues). `adcpError` is set when the transport carried one (e.g. 429 with `retry_after`).
  */
 export class AdcpTransportError extends Error {
   constructor(
     message: string,
-    readonly kind: 'network' | 'timeout' | 'http' | 'rpc' | 'protocol' | 'reply_too_large',
+    readonly kind: 'network' | 'timeout' | 'http' | 'rpc' | 'protocol' | 'reply_too_large' | 'request_invalid',
     readonly httpStatus?: number,
     readonly adcpError?: AdcpError,
     /** The JSON-RPC error code, for kind `rpc`. */

@@ -17,6 +17,7 @@ import { newOperationRow } from '../store/operation-row.js';
 import type { SecretBox } from '../store/secret-box.js';
 import type { KeyReservation } from '../store/idempotency-repo.js';
 import { EngineError } from './errors.js';
+import { checkNewRequest } from './request-validity.js';
 import { heldTimer, reminderPolicyOf } from './input-timers.js';
 import { RequestSealer } from './sealed-request.js';
 import type { ReportingAsked, ReportingPlan } from './media-buys/reporting-choice.js';
@@ -116,6 +117,12 @@ export function buildOperation(
   if (webhook.config) params.push_notification_config = webhook.config;
   const reporting = input.task === 'create_media_buy' && input.reporting && options.publicUrl && params.reporting_webhook === undefined ? reportingWebhookFor(input.reporting, options.publicUrl) : undefined;
   if (reporting) params.reporting_webhook = reporting.config;
+  // What the caller wrote must be valid for the agent before anything is stored (request-validity.ts).
+  const checked = checkNewRequest(input.task, params, {
+    idempotencyKey: input.params.idempotency_key === undefined,
+    reportingWebhook: reporting !== undefined,
+    planId: input.governance !== undefined,
+  });
 
   const held = input.hold !== undefined;
   const governed = input.governance !== undefined;
@@ -123,7 +130,8 @@ export function buildOperation(
   // Due at once: the first thing to do is send it. A held buy is sent only by a person's
   // approval; its timer is its request's clock (reminders, expiry), which never sends.
   // A governed one starts at its check: it is sent only once approved.
-  const sendingNow = leased && !governed && options.sendingNowTimeoutMs !== undefined;
+  // One that fails its schema (our part of it) is stored unsent, for its send to fail it visibly.
+  const sendingNow = leased && !governed && checked.valid && options.sendingNowTimeoutMs !== undefined;
   const timer = held
     ? heldTimer(input.hold!, reminderPolicyOf(options))
     : sendingNow

@@ -18,6 +18,7 @@ import { retryDelayMs } from '../domain/timing.js';
 import type { Store, OperationRow, Lease } from '../store/index.js';
 import type { BuildOptions, CreateOperationInput } from './operation-builder.js';
 import { insertOperation, type CreationDeps } from './operation-creation.js';
+import { requestInvalidError } from '../adcp/request-schema.js';
 import { describeError, errorKind, isRetryableSendFailure, leaseOf, releasedLease, replyToObservation } from './call-outcomes.js';
 import { ObservationWriter } from './observation-writer.js';
 import type { MutateResult, MutationPlan } from '../store/operations-repo.js';
@@ -112,7 +113,7 @@ export class OperationService {
     const first = this.governance?.handles(row.check_kind)
       ? this.governance.run(row)
       : row.status === 'calling_adcp'
-        ? this.call(row, leaseOf(row), undefined).then((r) => {
+        ? this.call(row, leaseOf(row), this.requests.open(row.request_body)).then((r) => {
             written = r;
           }) // stored already marked: straight to the wire
         : this.send(row);
@@ -189,6 +190,17 @@ export class OperationService {
       if (!authorized) return;
       args = authorized;
     }
+    args ??= this.requests.open(row.request_body);
+    if (row.status === 'requested') {
+      // A first send is checked against the agent's schema; one that fails is ours to fix and is
+      // never sent (request-validity.ts). A resend goes as it went: its bytes may already have
+      // reached the seller, whose answer (a replay) is the only way to learn what they did.
+      const invalid = requestInvalidError(row.type, args);
+      if (invalid) {
+        await this.observe(row.id, lease, { status: 'failed', source: 'call', error: invalid, message: invalid.message });
+        return;
+      }
+    }
     const now = this.clock.now();
     const before = row.status;
     let lookedUp: string | undefined;
@@ -212,7 +224,7 @@ export class OperationService {
    * The call itself, on a row already marked `calling_adcp` under `lease`, and its outcome
    * written. Returns the row as that write left it when the reply was applied.
    */
-  private async call(marked: OperationRow, lease: Lease, args: Record<string, unknown> | undefined): Promise<OperationRow | undefined> {
+  private async call(marked: OperationRow, lease: Lease, args: Record<string, unknown>): Promise<OperationRow | undefined> {
     const row = marked;
     const agent = await this.store.agents.get(row.agent_id);
     if (!agent) {
@@ -222,7 +234,7 @@ export class OperationService {
     let reply: TaskReply;
     try {
       reply = await this.breakers.execute(agent.id, agent.name, () =>
-        this.adcp.callTask(endpointFor(agent, this.secrets), row.type, args ?? this.requests.open(row.request_body), { timeoutMs: this.options.callTimeoutMs }),
+        this.adcp.callTask(endpointFor(agent, this.secrets), row.type, args, { timeoutMs: this.options.callTimeoutMs, requestChecked: true }),
       );
     } catch (err) {
       if (err instanceof BrokenCircuitError) {

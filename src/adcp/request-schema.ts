@@ -1,0 +1,50 @@
+/**
+ * Whether a request is one the agent's AdCP version accepts, checked against
+ * that version's JSON Schema before it leaves us: a request a seller would
+ * refuse as invalid is ours to fix, never the seller's to find.
+ */
+import { validatorFor } from './schemas/compiled-validators.js';
+import type { AdcpError } from './types.js';
+import { schemaSet } from './schemas/schema-sets.js';
+import { issuesOf, type SchemaIssue } from './schemas/schema-issues.js';
+
+export type { SchemaIssue } from './schemas/schema-issues.js';
+
+/** The version we speak with an agent whose version we have not learned. */
+export const DEFAULT_ADCP_VERSION = '3.0';
+
+/**
+ * The problems of `params` as a `task` request of AdCP `version`: empty when it is
+ * valid, null when we have no schema for the task (a task of another protocol, or
+ * a version we have no schemas for): then nothing can be said, and nothing is held back.
+ */
+export function requestIssues(task: string, params: Record<string, unknown>, version: string = DEFAULT_ADCP_VERSION): SchemaIssue[] | null {
+  const set = schemaSet(version);
+  const schemaId = set?.requests.get(task);
+  if (!set || !schemaId) return null;
+  const validate = validatorFor(set, schemaId);
+  if (validate(params)) return [];
+  return issuesOf(validate.errors ?? []);
+}
+
+/**
+ * The error a request that fails its schema ends with, unsent (null when it passes):
+ * REQUEST_INVALID, correctable, every issue in `details.issues`, `details.side: "ours"`
+ * (a request we built or passed on; a caller's own mistakes are refused before).
+ */
+export function requestInvalidError(task: string, params: Record<string, unknown>, version: string = DEFAULT_ADCP_VERSION): AdcpError | null {
+  const issues = requestIssues(task, params, version);
+  if (!issues || issues.length === 0) return null;
+  return {
+    code: 'REQUEST_INVALID',
+    message: `our ${task} request is not valid for AdCP ${version} (${describeIssues(issues)}); nothing was sent`,
+    recovery: 'correctable',
+    details: { issues: issues.map(({ pointer, message }) => ({ pointer, message })), side: 'ours', adcp_version: version },
+  };
+}
+
+/** The first few issues in one line: `/a/b is required; /c must be one of: …`. */
+export function describeIssues(issues: readonly SchemaIssue[]): string {
+  const shown = issues.slice(0, 3).map((i) => `${i.pointer} ${i.message}`);
+  return issues.length > 3 ? `${shown.join('; ')}; and ${issues.length - 3} more` : shown.join('; ');
+}

@@ -1,0 +1,81 @@
+/**
+ * Where the AdCP JSON Schemas of each version we speak are, and which request
+ * schema belongs to which task.
+ *
+ * 3.0 is the 3.0.6 set the pinned SDK ships (its flat tree: schemas that refer
+ * to each other by `$id`, not the `bundled/` copies with every reference
+ * inlined, which compile several times slower). A set is read from its spec
+ * `index.json` (`schemas.<domain>.tasks.<task>.request.$ref`); the task tools
+ * that sit outside the index (3.0's `tasks/get`, `tasks/list`) are added here.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+
+export interface SchemaSet {
+  /** The AdCP release the set is, e.g. `3.0.6`. */
+  release: string;
+  /** The directory holding `index.json` and the domain folders. */
+  root: string;
+  /** The `$id` prefix of every schema in the set: `/schemas/<release>/`. */
+  idPrefix: string;
+  /** Task name (as called on the wire) → the `$id` of its request schema. */
+  requests: ReadonlyMap<string, string>;
+}
+
+const require = createRequire(import.meta.url);
+
+/** The versions we can check requests for, by the version we speak with an agent. */
+const ROOTS: Readonly<Record<string, () => string>> = {
+  '3.0': () => join(dirname(require.resolve('@adcp/sdk/package.json')), 'dist/lib/schemas-data/3.0'),
+};
+
+/** Task tools of the 3.0 line that the spec index does not list (they live in `core/`). */
+const CORE_TASK_TOOLS: ReadonlyArray<[string, string]> = [
+  ['tasks/get', 'core/tasks-get-request.json'],
+  ['tasks/list', 'core/tasks-list-request.json'],
+];
+
+const sets = new Map<string, SchemaSet | null>();
+
+export function knownVersions(): string[] {
+  return Object.keys(ROOTS);
+}
+
+/** The schema set for `version` (`3.0`, …), or null when we have none for it. */
+export function schemaSet(version: string): SchemaSet | null {
+  if (sets.has(version)) return sets.get(version)!;
+  const rootOf = ROOTS[version];
+  const set = rootOf ? readSet(rootOf()) : null;
+  sets.set(version, set);
+  return set;
+}
+
+function readSet(root: string): SchemaSet {
+  const index = JSON.parse(readFileSync(join(root, 'index.json'), 'utf8')) as {
+    adcp_version?: string;
+    version?: string;
+    schemas: Record<string, { tasks?: Record<string, { request?: { $ref?: string } }> }>;
+  };
+  const release = String(index.adcp_version ?? index.version);
+  const idPrefix = `/schemas/${release}/`;
+  const requests = new Map<string, string>();
+  for (const domain of Object.values(index.schemas)) {
+    for (const [dashed, pair] of Object.entries(domain.tasks ?? {})) {
+      const ref = pair.request?.$ref;
+      const task = dashed.replace(/-/g, '_');
+      // The first domain to name a task is its home (list_creative_formats: media-buy before creative).
+      if (typeof ref === 'string' && !requests.has(task)) requests.set(task, ref);
+    }
+  }
+  for (const [tool, file] of CORE_TASK_TOOLS) {
+    if (existsSync(join(root, file))) requests.set(tool, idPrefix + file);
+  }
+  return { release, root, idPrefix, requests };
+}
+
+/** The file of a schema `$id` in its set (every `$id` is `/schemas/<release>/<path>`). */
+export function fileOf(set: SchemaSet, id: string): string | null {
+  const path = id.split('#')[0]!;
+  return path.startsWith(set.idPrefix) ? join(set.root, path.slice(set.idPrefix.length)) : null;
+}
