@@ -91,6 +91,8 @@ export interface GovernedState {
   outcome?: OutcomeState;
   /** The last reason a governance call did not give a decision. */
   last_error?: { code: string; message?: string };
+  /** A buy sent without our reporting webhook because its tenant polls governed buys (reporting-choice.ts). */
+  reporting_polled?: true;
 }
 
 export function initialState(fields: Omit<GovernedState, 'step' | 'rounds' | 'checks' | 'waiting_since'>, now: number): GovernedState {
@@ -194,6 +196,9 @@ function view(checkId: string | undefined, decision: CheckView['decision'], deci
   return { ...(checkId ? { check_id: checkId } : {}), decision, decided_at: decidedAt, ...defined };
 }
 
+/** Our namespace in a check's `ext`, where a 3.0 request names its seller (checkArguments). */
+export const TARGET_AGENT_EXT = 'adcp_orchestrator';
+
 /** The check_governance arguments for the request as it stands (its exact seller arguments as the payload). */
 export function checkArguments(state: GovernedState, payload: Record<string, unknown>, operationId: string): Record<string, unknown> {
   return {
@@ -201,8 +206,10 @@ export function checkArguments(state: GovernedState, payload: Record<string, unk
     caller: state.caller,
     tool: state.tool,
     payload,
-    // The 3.2 field naming the seller the token is for (its audience); 3.0 has no other way to say it.
-    target_agent: state.target_agent,
+    // The seller the token is for (its audience). 3.2 names it `target_agent` at the root; the
+    // 3.0 request is closed to unknown fields, so it travels in `ext`, the open vendor-namespaced
+    // place for features proposed for standardization, where an agent that knows it finds it.
+    ext: { [TARGET_AGENT_EXT]: { target_agent: state.target_agent } },
     ...(state.continuity ? { governance_context: state.continuity } : {}),
     context: { orchestrator_operation_id: operationId },
   };

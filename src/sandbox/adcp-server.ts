@@ -20,6 +20,7 @@ import type { SellerCore } from './core.js';
 import type { ToolResult } from './wire.js';
 import { SANDBOX_PRODUCTS, toAdcpProduct } from './products.js';
 import { REPLAY_TTL_SECONDS } from './idempotency.js';
+import { checkRequest } from './request-check.js';
 
 export interface ToolCaller {
   /** Idempotency scope of the caller (one per credential). */
@@ -50,9 +51,13 @@ export function buildAdcpServer(
   caller: ToolCaller,
   stateStore: InMemoryStateStore,
 ): AdcpServer {
-  // Every custom tool call is logged first, so tests can prove what reached the seller.
+  // Every custom tool call is logged first, so tests can prove what reached the seller, then
+  // checked against its schema as a real seller checks it (request-check.ts): one off the
+  // schema is refused before anything of the sandbox sees it.
   const logged = (tool: string, handler: (args: Args) => ToolResult | Promise<ToolResult>) => async (args: Args): Promise<ToolResult> => {
-    core.stats.call(tool, args);
+    const check = checkRequest(tool, args);
+    core.stats.call(tool, args, check.issues);
+    if (check.refusal) return check.refusal;
     return handler(args);
   };
   const poll = (tool: string) => logged(tool, (args) => core.getTask(args, tool));
@@ -82,9 +87,10 @@ export function buildAdcpServer(
       'Answer input-required/auth-required tasks with sandbox_respond. Buys then live a compressed flight and report ' +
       'delivery to their reporting_webhook. Buys for governed accounts (account_id gov_…) ' +
       'need plan_id and a governance_context from the sandbox governance agent, else PERMISSION_DENIED.',
-    // Replies are checked against the bundled AdCP schemas in every
-    // environment, so a drift in our products shows up in tests.
-    validation: { requests: 'off', responses: 'strict' },
+    // Requests and replies are checked against the bundled AdCP schemas in every environment,
+    // as an SDK-built seller checks them. The SDK checks only the tools it registers
+    // (get_products); the custom tools' requests are checked by `logged` above.
+    validation: { requests: 'strict', responses: 'strict' },
     mediaBuy: {
       getProducts: async () => ({
         products: SANDBOX_PRODUCTS.map((p) => toAdcpProduct(p, agentUrl)),

@@ -1,15 +1,17 @@
 /**
  * Answers to an open task, as a seller takes them on an A2A continuation (a new
  * message on the taskId + contextId of the reply that asked). The answer must be
- * the full, valid input of the same skill: a request that is not valid is asked
- * again, with what is wrong; a valid one completes the task with a media buy
- * built from that input, or moves it on to `submitted` when the input asks for
- * it (`ext.sandbox.then: "submitted"`), completing later as a submitted buy does.
+ * the full, valid input of the same skill (valid for its schema, then for the
+ * sandbox's own rules): a request that is not valid is asked again, with what is
+ * wrong; a valid one completes the task with a media buy built from that input,
+ * or moves it on to `submitted` when the input asks for it
+ * (`ext.sandbox.then: "submitted"`), completing later as a submitted buy does.
  *
  * For `auth-required`, the answer must arrive with the refreshed credential when
  * the seller was started with one (CoreOptions.freshToken).
  */
 import { checkCreateRequest } from './behaviours.js';
+import { checkRequest } from './request-check.js';
 import type { SellerCore } from './core.js';
 import { isTerminalStatus } from './tasks.js';
 import { isPlainObject } from './wire.js';
@@ -44,6 +46,13 @@ export function continueTask(
   if (skill !== task.task_type) return askAgain(`answer with the same skill (${task.task_type}) and its full input`);
   if (task.status === 'auth-required' && !core.credentialIsFresh() && core.requiresFreshCredential()) {
     return askAgain('Sandbox seller still needs fresh credentials for this buy.');
+  }
+  // Checked against its schema first, as every request is (request-check.ts).
+  const check = checkRequest(skill, input);
+  if (!check.valid) {
+    const first = check.issues[0];
+    const message = first ? `${first.pointer} ${first.message}` : 'failed schema validation';
+    return askAgain(`Sandbox: the answer is not a valid ${task.task_type} request: ${message}`, { code: 'VALIDATION_ERROR', message, ...(first && { field: first.pointer }) });
   }
   const accepted = checkCreateRequest(input);
   if ('code' in accepted) {

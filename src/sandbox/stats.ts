@@ -56,6 +56,10 @@ export interface CallRecord {
   task_id?: string;
   /** The call's arguments as received (a copy). */
   args: Record<string, unknown>;
+  /** Whether the request passed the AdCP schema check (request-check.ts); refused when not. */
+  valid: boolean;
+  /** Why it did not (JSON pointer and message of each issue). */
+  issues?: Array<{ pointer: string; message: string }>;
 }
 
 /** One follow-up message on an open A2A task (an answer to input-required / auth-required). */
@@ -108,8 +112,9 @@ export class StatsRecorder {
   private readonly calls: CallRecord[] = [];
   private readonly continuations: ContinuationRecord[] = [];
 
-  call(tool: string, args: Record<string, unknown>): void {
-    const record: CallRecord = { tool, at: new Date().toISOString(), args: structuredClone(args) };
+  call(tool: string, args: Record<string, unknown>, issues: ReadonlyArray<{ pointer: string; message: string }> = []): void {
+    const record: CallRecord = { tool, at: new Date().toISOString(), args: structuredClone(args), valid: issues.length === 0 };
+    if (issues.length > 0) record.issues = issues.map(({ pointer, message }) => ({ pointer, message }));
     if (typeof args.idempotency_key === 'string') record.idempotency_key = args.idempotency_key;
     if (typeof args.task_id === 'string') record.task_id = args.task_id;
     this.calls.push(record);

@@ -53,7 +53,7 @@ export function caller(agent: AgentEndpoint): Caller {
   };
 }
 
-/** An intent check of `payload` for the seller at `target`. */
+/** An intent check of `payload` for the seller at `target` (named in `ext`, as a 3.0 request can). */
 export function intent(planId: string, payload: Record<string, unknown>, target: string, extra: Record<string, unknown> = {}) {
-  return { plan_id: planId, caller: CALLER, tool: 'create_media_buy', payload, target_agent: target, ...extra };
+  return { plan_id: planId, caller: CALLER, tool: 'create_media_buy', payload, ext: { adcp_orchestrator: { target_agent: target } }, ...extra };
 }

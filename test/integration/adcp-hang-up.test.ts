@@ -48,7 +48,7 @@ describe('a call given up at its deadline is hung up on', () => {
   it('MCP tools/call', async () => {
     const { seller, client, mcp } = await setUp();
     seller.set('get_products', 'drip');
-    await expectHungUp(seller, () => client.callTask(mcp, 'get_products', { brief: 'x' }));
+    await expectHungUp(seller, () => client.callTask(mcp, 'get_products', { buying_mode: 'brief', brief: 'x' }));
     expect(seller.closedDrips[0]!.tool).toBe('get_products');
   });
 
@@ -72,13 +72,13 @@ describe('a call given up at its deadline is hung up on', () => {
   it('A2A message/send', async () => {
     const { seller, client, a2a } = await setUp();
     seller.set('get_products', 'drip');
-    await expectHungUp(seller, () => client.callTask(a2a, 'get_products', { brief: 'x' }));
+    await expectHungUp(seller, () => client.callTask(a2a, 'get_products', { buying_mode: 'brief', brief: 'x' }));
   });
 
   it('A2A agent card discovery', async () => {
     const { seller, client, a2a } = await setUp();
     seller.set('agent-card', 'drip');
-    await expectHungUp(seller, () => client.callTask(a2a, 'get_products', { brief: 'x' }));
+    await expectHungUp(seller, () => client.callTask(a2a, 'get_products', { buying_mode: 'brief', brief: 'x' }));
     expect(seller.closedDrips.map((d) => d.tool)).toEqual(['agent-card']);
   });
 });

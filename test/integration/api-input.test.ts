@@ -84,7 +84,7 @@ describe('API input handling', () => {
     expect(created.status).toBe(404);
     expect((await created.json()).error.code).toBe('agent_not_found');
     // An operation of ours, looked up by the other tenant.
-    const mine = await orch.api('POST', '/v1/operations', { agent_id: agentId, task: 'get_products', params: { brief: 'x' }, webhook: 'none' });
+    const mine = await orch.api('POST', '/v1/operations', { agent_id: agentId, task: 'get_products', params: { buying_mode: 'brief', brief: 'x' }, webhook: 'none' });
     expect(mine.status).toBe(202);
     const peek = await asOther('GET', `/v1/operations/${mine.body.id}`);
     expect(peek.status).toBe(404);

@@ -55,7 +55,7 @@ describe('keys command line', () => {
     expect(run.stderr).toContain("'ci bot' (operator)");
 
     expect((await as(key, 'GET', '/v1/operations')).status).toBe(200);
-    const created = await as(key, 'POST', '/v1/operations', { agent_id: agentId, task: 'get_products', params: { brief: 'cli' }, webhook: 'none' });
+    const created = await as(key, 'POST', '/v1/operations', { agent_id: agentId, task: 'get_products', params: { buying_mode: 'brief', brief: 'cli' }, webhook: 'none' });
     expect(created.status).toBe(202);
     const op = (await (await as(key, 'GET', `/v1/operations/${(await created.json()).id}`)).json()) as { events: Array<{ kind: string; actor: string | null }> };
     expect(op.events[0]).toMatchObject({ kind: 'created', actor: 'ci bot' });

@@ -75,7 +75,7 @@ describe('an 8 MB reply below the cap', () => {
     delay.enable();
     let id = '';
     const end = ended(orch, () => id);
-    id = (await orch.api('POST', '/v1/operations', { agent_id: big, task: 'get_products', params: { brief: 'everything' }, webhook: 'none' })).body.id;
+    id = (await orch.api('POST', '/v1/operations', { agent_id: big, task: 'get_products', params: { buying_mode: 'brief', brief: 'everything' }, webhook: 'none' })).body.id;
     // Buys at the other seller while the reply arrives and is processed.
     const buys: string[] = [];
     for (let i = 0; i < 3; i++) {
@@ -128,7 +128,7 @@ describe('a reply past the cap', () => {
   it.each(['mcp', 'a2a'] as const)('fails a read with reply_too_large, over %s', async (protocol) => {
     const { hostile, orch, agentId } = await setUp(protocol);
     hostile.set('get_products', REPLY);
-    const op = (await orch.api('POST', '/v1/operations', { agent_id: agentId, task: 'get_products', params: { brief: 'x' }, webhook: 'none' })).body;
+    const op = (await orch.api('POST', '/v1/operations', { agent_id: agentId, task: 'get_products', params: { buying_mode: 'brief', brief: 'x' }, webhook: 'none' })).body;
     const done = await waitForStatus(orch, op.id, ['failed', 'completed']);
     expect(done.status).toBe('failed');
     expect(done.error).toMatchObject({ code: 'reply_too_large', message: expect.stringMatching(/larger than 262144 bytes/) });

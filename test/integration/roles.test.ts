@@ -28,7 +28,7 @@ describe('API key roles', () => {
     for (const role of ['viewer', 'operator', 'approver', 'admin'] as const) {
       keys[role] = await orch.app.store.tenants.createApiKey(orch.tenantId, { name: `${role}-key`, role });
     }
-    const made = await orch.api('POST', '/v1/operations', { agent_id: agentId, task: 'get_products', params: { brief: 'roles' }, webhook: 'none' });
+    const made = await orch.api('POST', '/v1/operations', { agent_id: agentId, task: 'get_products', params: { buying_mode: 'brief', brief: 'roles' }, webhook: 'none' });
     expect(made.status).toBe(202);
     operationId = made.body.id;
     // Settled before any test counts rows: on a loaded machine its first call may time out and
@@ -81,7 +81,7 @@ describe('API key roles', () => {
   it('refuses a viewer every write with 403 forbidden, before anything is stored or sent', async () => {
     const before = await counts();
     const attempts = [
-      ['/v1/operations', { agent_id: agentId, task: 'get_products', params: { brief: 'x' }, webhook: 'none' }, 'operator'],
+      ['/v1/operations', { agent_id: agentId, task: 'get_products', params: { buying_mode: 'brief', brief: 'x' }, webhook: 'none' }, 'operator'],
       ['/v1/media-buys', mediaBuy(), 'operator'],
       ['/v1/reconcile', { agent_id: agentId }, 'operator'],
       ['/v1/agents', newAgent('viewer-made'), 'admin'],
@@ -103,7 +103,7 @@ describe('API key roles', () => {
     for (const role of ['operator', 'approver'] as const) {
       const buy = await call(keys[role], 'POST', '/v1/media-buys', mediaBuy());
       expect(buy.status, role).toBe(202);
-      const task = await call(keys[role], 'POST', '/v1/operations', { agent_id: agentId, task: 'get_products', params: { brief: role }, webhook: 'none' });
+      const task = await call(keys[role], 'POST', '/v1/operations', { agent_id: agentId, task: 'get_products', params: { buying_mode: 'brief', brief: role }, webhook: 'none' });
       expect(task.status, role).toBe(202);
       const reconciled = await call(keys[role], 'POST', '/v1/reconcile', { agent_id: agentId });
       expect(reconciled.status, role).toBe(200);
@@ -135,7 +135,7 @@ describe('API key roles', () => {
     expect(rest.length).toBeGreaterThan(0);
     for (const e of rest) expect(e.actor).toBeNull();
 
-    const task = await call(keys.approver, 'POST', '/v1/operations', { agent_id: agentId, task: 'get_products', params: { brief: 'who' }, webhook: 'none' });
+    const task = await call(keys.approver, 'POST', '/v1/operations', { agent_id: agentId, task: 'get_products', params: { buying_mode: 'brief', brief: 'who' }, webhook: 'none' });
     const shown = await call(keys.viewer, 'GET', `/v1/operations/${task.body.id}`);
     expect(shown.body.events[0]).toMatchObject({ kind: 'created', actor: 'approver-key' });
   });

@@ -109,15 +109,22 @@ describe('check_governance: approved', () => {
     expect(gov.stats().checks.at(-1)).toMatchObject({ check_id: r.data.check_id, status: 'approved', audience: SELLER, caller: CALLER });
   });
 
-  it('uses the only approved seller as the audience when no target_agent is sent; asks for one otherwise', async () => {
+  it('uses the only approved seller as the audience when no seller is named; asks for one otherwise', async () => {
     await sync(plan('plan_one_seller', { approved_sellers: [SELLER] }), plan('plan_any_seller'));
-    const { target_agent: _t, ...noTarget } = intent('plan_one_seller', governedBuy('plan_one_seller'), SELLER);
+    const { ext: _t, ...noTarget } = intent('plan_one_seller', governedBuy('plan_one_seller'), SELLER);
     const r = await agent.call('check_governance', noTarget);
     expect(r.data.status).toBe('approved');
     expect(JSON.parse(Buffer.from((r.data.governance_context as string).split('.')[1]!, 'base64url').toString()).aud).toBe(SELLER);
 
     const unknown = await agent.call('check_governance', { ...noTarget, plan_id: 'plan_any_seller' });
-    expect(unknown.error).toMatchObject({ code: 'INVALID_REQUEST', field: 'target_agent' });
+    expect(unknown.error).toMatchObject({ code: 'INVALID_REQUEST', field: 'ext.adcp_orchestrator.target_agent' });
+  });
+
+  it("refuses 3.2's target_agent at the root of a 3.0 request, as an SDK-built agent does", async () => {
+    await sync(plan('plan_root_target'));
+    const { ext: _e, ...bare } = intent('plan_root_target', governedBuy('plan_root_target'), SELLER);
+    const r = await agent.call('check_governance', { ...bare, target_agent: SELLER });
+    expect(r.error).toMatchObject({ code: 'VALIDATION_ERROR' });
   });
 
   it('answers PLAN_NOT_FOUND for a plan never synced, and VALIDATION_ERROR for a field 3.0 does not have', async () => {

@@ -118,7 +118,7 @@ describe('sandbox seller: behaviours', () => {
   it('lists every sandbox product through get_products', async () => {
     const s = await seller();
     const call = await mcp(s.url);
-    const r = await call('get_products', { brief: 'anything' });
+    const r = await call('get_products', { buying_mode: 'brief', brief: 'anything' });
     expect(r.isError).toBe(false);
     expect(r.body.products.map((p: Body) => p.product_id)).toEqual(SANDBOX_PRODUCTS.map((p) => p.product_id));
     expect(r.body.products[0].pricing_options[0].pricing_option_id).toBe('cpm_usd_fixed');
@@ -233,12 +233,17 @@ describe('sandbox seller: behaviours', () => {
     const call = await mcp(s.url);
     const noKey = buy('sandbox_instant');
     delete noKey.idempotency_key;
-    expect((await call('create_media_buy', noKey)).body.adcp_error.code).toBe('INVALID_REQUEST');
+    // Off the schema: refused as an SDK-built seller refuses it, naming where.
+    const unkeyed = (await call('create_media_buy', noKey)).body.adcp_error;
+    expect(unkeyed).toMatchObject({ code: 'VALIDATION_ERROR', recovery: 'correctable', field: '/idempotency_key' });
+    expect(unkeyed.message).toMatch(/^create_media_buy request failed schema validation at \/idempotency_key/);
     expect((await call('create_media_buy', buy('nope'))).body.adcp_error.code).toBe('PRODUCT_NOT_FOUND');
     const badHook = buy('sandbox_submitted', {
       push_notification_config: { url: 'http://127.0.0.1:9/x', authentication: { schemes: ['Magic'], credentials: 'x'.repeat(40) } },
     });
-    expect((await call('create_media_buy', badHook)).body.adcp_error.code).toBe('INVALID_REQUEST');
+    expect((await call('create_media_buy', badHook)).body.adcp_error).toMatchObject({ code: 'VALIDATION_ERROR', field: expect.stringMatching(/^\/push_notification_config\/authentication/) });
+    // Nothing refused for its schema reached the sandbox's own handling: no task, no buy.
+    expect(s.stats().calls.filter((c) => !c.valid).map((c) => c.tool)).toEqual(['create_media_buy', 'create_media_buy']);
     expect((await call('tasks/get', { task_id: 'task_missing' })).body.adcp_error.code).toBe('REFERENCE_NOT_FOUND');
   });
 });
@@ -369,7 +374,7 @@ describe('sandbox seller: transport faults', () => {
     const s = await seller({ authToken: 'sandbox-secret-token-0123456789' });
     await expect(mcp(s.url)).rejects.toThrow();
     const call = await mcp(s.url, 'sandbox-secret-token-0123456789');
-    expect((await call('get_products')).body.products.length).toBe(SANDBOX_PRODUCTS.length);
+    expect((await call('get_products', { buying_mode: 'wholesale' })).body.products.length).toBe(SANDBOX_PRODUCTS.length);
   });
 });
 

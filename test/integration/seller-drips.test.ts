@@ -42,7 +42,7 @@ describe.each(['mcp', 'a2a'] as const)('a dripping seller over %s', (protocol) =
 
     const ids: string[] = [];
     for (let i = 0; i < OPERATIONS; i++) {
-      const res = await orch.api('POST', '/v1/operations', { agent_id: agentId, task: 'get_products', params: { brief: `brief ${i}` }, webhook: 'none' });
+      const res = await orch.api('POST', '/v1/operations', { agent_id: agentId, task: 'get_products', params: { buying_mode: 'brief', brief: `brief ${i}` }, webhook: 'none' });
       expect(res.status).toBe(202);
       ids.push(res.body.id);
     }

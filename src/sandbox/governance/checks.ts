@@ -84,11 +84,9 @@ export class CheckDesk {
   ) {}
 
   async check(args: Record<string, unknown>): Promise<ToolResult> {
-    // `target_agent` is the 3.2 name for the token's audience. The 3.0 request
-    // has no field for it (additionalProperties: false), so the sandbox accepts
-    // that one field ahead of time and checks everything else against 3.0.
-    const { target_agent: targetAgent, ...rest } = args;
-    const issues = requestIssues('check_governance', rest);
+    // Checked whole against the 3.0 schema, as an SDK-built agent checks it: its request is
+    // closed (additionalProperties: false), so 3.2's `target_agent` at the root is refused.
+    const issues = requestIssues('check_governance', args);
     if (issues.length > 0) return schemaError('check_governance', issues);
     const planId = String(args.plan_id);
     const plan = this.plans.get(planId);
@@ -98,12 +96,12 @@ export class CheckDesk {
         field: 'tool',
       });
     }
-    const audience = audienceOf(targetAgent, plan);
+    const audience = audienceOf(targetAgentOf(args), plan);
     if (!audience) {
       return errorResult(
         'INVALID_REQUEST',
-        "which seller is this for? Send target_agent (the seller's agent URL), or list exactly one seller in the plan's approved_sellers",
-        { field: 'target_agent' },
+        `which seller is this for? Send ext.${TARGET_AGENT_EXT}.target_agent (the seller's agent URL), or list exactly one seller in the plan's approved_sellers`,
+        { field: `ext.${TARGET_AGENT_EXT}.target_agent` },
       );
     }
     let lineageId: string = randomUUID();
@@ -262,7 +260,20 @@ export class CheckDesk {
   }
 }
 
-/** The token's audience: `target_agent`, else the plan's only approved seller. */
+/**
+ * Where a 3.0 request names the seller the token is for. 3.0 has no field for it (3.2
+ * adds `target_agent`); its `ext` is the open, vendor-namespaced place for "features
+ * being proposed for standardization", so the orchestrator sends 3.2's field there.
+ */
+export const TARGET_AGENT_EXT = 'adcp_orchestrator';
+
+function targetAgentOf(args: Record<string, unknown>): unknown {
+  const ext = args.ext;
+  const ours = isPlainObject(ext) ? ext[TARGET_AGENT_EXT] : undefined;
+  return isPlainObject(ours) ? ours.target_agent : undefined;
+}
+
+/** The token's audience: the named seller, else the plan's only approved seller. */
 function audienceOf(targetAgent: unknown, plan: StoredPlan): string | undefined {
   if (typeof targetAgent === 'string' && /^https?:\/\/\S+$/.test(targetAgent)) return targetAgent;
   if (targetAgent === undefined && Array.isArray(plan.approved_sellers) && plan.approved_sellers.length === 1) {
