@@ -71,7 +71,8 @@ export function buyDetail(b: MediaBuyJson): string {
   rows.push(['spend', `${spendOfBudget(b)}, ${b.delivery.impressions} impressions${b.delivery.clicks !== undefined ? `, ${b.delivery.clicks} clicks` : ''}${b.delivery.through ? `, through ${b.delivery.through}` : ''}${b.delivery.source ? ` (by ${b.delivery.source})` : ''}`]);
   const p = b.delivery.pacing;
   rows.push(['pacing', `${pacingText(b)}${p.expected_spend !== null ? `, expected spend ${money(p.expected_spend)}` : ''}`]);
-  rows.push(['reports', `${b.reports.frequency ?? '-'} by ${b.reports.webhook}: ${reportsText(b)}${b.reports.next_expected_at ? `, next expected ${b.reports.next_expected_at}` : ''}`]);
+  const route = b.reports.webhook === 'none' ? `polled (${b.reports.polled_because ?? 'no reporting webhook'})` : `by ${b.reports.webhook}`;
+  rows.push(['reports', `${b.reports.frequency ?? '-'} ${route}: ${reportsText(b)}${b.reports.next_expected_at ? `, next expected ${b.reports.next_expected_at}` : ''}`]);
   if (b.valid_actions?.length) rows.push(['actions', b.valid_actions.join(', ')]);
   if (b.next_check_at) rows.push(['next look', b.next_check_at]);
   if (b.ended_at) rows.push(['ended', b.ended_at]);

@@ -8,12 +8,41 @@ export type ReportingFrequency = (typeof REPORTING_FREQUENCIES)[number];
 
 /**
  * How a reporting fire authenticates: legacy HMAC-SHA256 (the default) or Bearer
- * with a per-buy secret in `authentication`, or RFC 9421 signatures with the
- * seller's published keys (no `authentication` block, so no secret in the request:
- * what a governed buy uses, since its request is shown to the governance agent).
+ * with a per-buy secret in `authentication`. RFC 9421 (no `authentication`, the seller
+ * signing with its published keys) is what the spec prefers, but every AdCP 3.x
+ * schema requires `reporting_webhook.authentication`: a seller that validates refuses
+ * a request without it, so it can be asked for but is refused (reporting-choice.ts).
+ * Fires signed with RFC 9421 are still accepted, for buys made before.
  */
 export const REPORTING_AUTH = ['hmac', 'bearer', 'rfc9421'] as const;
 export type ReportingAuth = (typeof REPORTING_AUTH)[number];
+
+/**
+ * How a buy's delivery reaches us, as its row keeps it (`media_buys.reporting_auth`):
+ * fires to our reporting webhook authenticated so; `none`: the caller set its own
+ * reporting webhook; `polled:governed`: a governed buy of a tenant whose setting leaves
+ * the reporting webhook out of governed buys; `polled:no_public_url`: no URL sellers
+ * could reach. Without fires, delivery is polled (`get_media_buy_delivery`).
+ */
+export type ReportingMode = ReportingAuth | 'none' | 'polled:governed' | 'polled:no_public_url';
+
+/** Why a buy's delivery is polled instead of fired to us (null: it is fired to us). */
+export type PollingReason = 'own_webhook' | 'governed_buys_polled' | 'no_public_url';
+
+export function firesReachUs(mode: string): boolean {
+  return pollingReason(mode) === null;
+}
+
+export function pollingReason(mode: string): PollingReason | null {
+  if (mode === 'none') return 'own_webhook';
+  if (mode === 'polled:governed') return 'governed_buys_polled';
+  if (mode === 'polled:no_public_url') return 'no_public_url';
+  return null;
+}
+
+/** Whether governed buys carry our reporting webhook (its secret shown to the governance agent) or are polled. */
+export const GOVERNED_REPORTING = ['webhook', 'polling'] as const;
+export type GovernedReporting = (typeof GOVERNED_REPORTING)[number];
 
 export const DEFAULT_REPORTING_FREQUENCY: ReportingFrequency = 'daily';
 
@@ -65,4 +94,18 @@ export function commonFrequencies(products: Array<{ available_reporting_frequenc
  */
 export function firstReportExpectedAt(createdAt: number, flightStart: number | null, frequency: ReportingFrequency): number {
   return Math.max(createdAt, flightStart ?? createdAt) + PERIOD_MS[frequency];
+}
+
+/** What a person reads of how a buy's delivery reaches us. */
+export function deliveryRouteText(mode: string): string {
+  switch (pollingReason(mode)) {
+    case 'own_webhook':
+      return 'polled (the caller set its own reporting webhook)';
+    case 'governed_buys_polled':
+      return "polled (the tenant's settings poll governed buys: no reporting webhook was sent)";
+    case 'no_public_url':
+      return 'polled (no public URL for sellers to reach: no reporting webhook was sent)';
+    default:
+      return `webhook (${mode})`;
+  }
 }

@@ -14,7 +14,7 @@ import { EngineError } from './errors.js';
 import type { Metrics } from './metrics.js';
 import { buildOperation, requestFingerprint, type BuildOptions, type CreateOperationInput } from './operation-builder.js';
 import type { RequestSealer } from './sealed-request.js';
-import { chooseReporting } from './media-buys/reporting-choice.js';
+import { chooseReporting, withReportingChoice } from './media-buys/reporting-choice.js';
 
 export interface CreationDeps {
   store: Store;
@@ -40,7 +40,7 @@ export async function insertOperation(
   if (!agent) throw new EngineError('agent_not_found', `agent ${input.agentId} not found`, 404);
   if (input.task === 'create_media_buy' && input.reporting === undefined) {
     // Every buy we send carries our reporting webhook unless it brings its own (reporting-choice.ts).
-    const reporting = await chooseReporting(deps.store, {
+    const choice = await chooseReporting(deps.store, {
       tenantId: input.tenantId,
       agentId: agent.id,
       params: input.params,
@@ -48,7 +48,7 @@ export async function insertOperation(
       governed: input.governance !== undefined,
       publicUrl: options.publicUrl,
     });
-    input = { ...input, reporting };
+    input = withReportingChoice(input, choice);
   }
   const { row, params, events } = buildOperation(input, agent, deps.secrets, options, deps.clock.now(), claim);
   let written;

@@ -1,7 +1,7 @@
 /** A tenant's own settings (docs/ARCHITECTURE.md, People in the loop): one small JSON document per tenant. */
 import type { InputExpiryPolicy } from '../domain/input-timers.js';
 import type { PacingThresholds } from '../domain/pacing.js';
-import type { ReportingFrequency } from '../domain/reporting-webhook.js';
+import type { GovernedReporting, ReportingFrequency } from '../domain/reporting-webhook.js';
 import { CompiledQueries } from './compiled.js';
 import type { Db } from './db.js';
 import type { Tx } from './tx.js';
@@ -13,8 +13,12 @@ export interface TenantSettings {
   input_expiry?: InputExpiryPolicy;
   /** When a live buy counts as under- or over-pacing (src/domain/pacing.ts); the defaults otherwise. */
   pacing?: PacingThresholds;
-  /** The reporting frequency asked of sellers when a buy does not say (default daily). */
-  reporting?: { frequency: ReportingFrequency };
+  /**
+   * The reporting frequency asked of sellers when a buy does not say (default daily), and
+   * whether governed buys carry our reporting webhook (default) or are polled
+   * (src/engine/media-buys/reporting-choice.ts).
+   */
+  reporting?: { frequency?: ReportingFrequency; governed_buys?: GovernedReporting };
 }
 
 export interface StoredSettings {

@@ -25,6 +25,7 @@ import { MAX_WEBHOOK_BYTES, type InboundWebhook, type WebhookAnswer } from './re
 import type { AuthResult } from './result.js';
 import { authenticateRfc9421 } from './rfc9421.js';
 import { strictJsonParse } from './strict-json.js';
+import { firesReachUs } from '../domain/reporting-webhook.js';
 
 export interface ReportingReceiverDeps {
   ingest: ReportIngest;
@@ -62,7 +63,7 @@ export class ReportingReceiver {
     if (!/^application\/json\s*(;|$)/i.test(String(req.headers['content-type'] ?? ''))) return fail(415, 'webhook_content_type_invalid', 'Content-Type must be application/json');
     if (req.rawBody.length > MAX_WEBHOOK_BYTES) return fail(413, 'webhook_body_too_large', 'body exceeds 1 MB');
     const target = await this.deps.ingest.target(req.token);
-    if (!target || target.reporting_auth === 'none') return fail(404, 'webhook_target_unknown', 'no media buy reports to this URL');
+    if (!target || !firesReachUs(target.reporting_auth)) return fail(404, 'webhook_target_unknown', 'no media buy reports to this URL');
 
     const nonce = target.reporting_auth === 'rfc9421' ? new DeferredNonce(this.deps.nonces) : undefined;
     const auth = await this.authenticate(target, req, nonce);

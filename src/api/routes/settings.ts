@@ -2,7 +2,8 @@
  * GET /v1/settings, PUT /v1/settings: the tenant's own rules: the spend approval
  * threshold, how long each kind of request may wait for a person
  * (`input_expiry`, src/domain/input-timers.ts), when a live buy is under- or
- * over-pacing (`pacing`), and the reporting frequency asked by default (`reporting`).
+ * over-pacing (`pacing`), and the reporting webhook asked by default (`reporting`:
+ * its frequency, and whether governed buys carry one or are polled).
  */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -11,7 +12,7 @@ import type { Store } from '../../store/index.js';
 import type { StoredSettings, TenantSettings } from '../../store/settings-repo.js';
 import { EXPIRY_ACTIONS, EXPIRY_MAX_MS, EXPIRY_MIN_MS } from '../../domain/input-timers.js';
 import { DEFAULT_PACING, pacingThresholdProblem } from '../../domain/pacing.js';
-import { DEFAULT_REPORTING_FREQUENCY, REPORTING_FREQUENCIES } from '../../domain/reporting-webhook.js';
+import { DEFAULT_REPORTING_FREQUENCY, GOVERNED_REPORTING, REPORTING_FREQUENCIES } from '../../domain/reporting-webhook.js';
 import { actorOf, requireApiKey, requireRole, tenantOf } from '../auth.js';
 
 const ExpiryRuleInput = z
@@ -50,8 +51,16 @@ const SettingsInput = z
       })
       .nullable()
       .optional(),
-    /** The reporting frequency asked of sellers when a buy does not say (default daily). */
-    reporting: z.object({ frequency: z.enum(REPORTING_FREQUENCIES) }).strict().nullable().optional(),
+    /**
+     * The reporting frequency asked of sellers when a buy does not say (default daily), and
+     * whether governed buys carry our reporting webhook (`webhook`, the default: its secret is
+     * part of what the governance agent checks) or are polled (`polling`: no webhook at all).
+     */
+    reporting: z
+      .object({ frequency: z.enum(REPORTING_FREQUENCIES).optional(), governed_buys: z.enum(GOVERNED_REPORTING).optional() })
+      .strict()
+      .nullable()
+      .optional(),
   })
   .strict();
 
@@ -61,7 +70,7 @@ function present(s: StoredSettings) {
     input_expiry: s.settings.input_expiry ?? null,
     // What applies, defaults included, so a reader need not know them.
     pacing: s.settings.pacing ?? DEFAULT_PACING,
-    reporting: s.settings.reporting ?? { frequency: DEFAULT_REPORTING_FREQUENCY },
+    reporting: { frequency: s.settings.reporting?.frequency ?? DEFAULT_REPORTING_FREQUENCY, governed_buys: s.settings.reporting?.governed_buys ?? 'webhook' },
     updated_at: s.updated_at === null ? null : new Date(s.updated_at).toISOString(),
     updated_by: s.updated_by,
   };
@@ -86,7 +95,10 @@ export function settingsRoutes(app: FastifyInstance, deps: { store: Store }): vo
       const expiry = Object.fromEntries(Object.entries(req.body.input_expiry ?? {}).filter(([, rule]) => rule !== undefined));
       if (Object.keys(expiry).length > 0) settings.input_expiry = expiry;
       if (req.body.pacing) settings.pacing = req.body.pacing;
-      if (req.body.reporting) settings.reporting = req.body.reporting;
+      if (req.body.reporting) {
+        const { frequency, governed_buys } = req.body.reporting;
+        settings.reporting = { ...(frequency ? { frequency } : {}), ...(governed_buys ? { governed_buys } : {}) };
+      }
       return present(await deps.store.settings.put(tenantOf(req).id, settings, actorOf(req)));
     },
   );

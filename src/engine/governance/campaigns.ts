@@ -18,7 +18,7 @@ import type { Clock } from '../clock.js';
 import { EngineError, notFound } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { buildOperation, type BuiltOperation, type WebhookMode } from '../operation-builder.js';
-import { chooseReporting } from '../media-buys/reporting-choice.js';
+import { chooseReporting, withReportingChoice } from '../media-buys/reporting-choice.js';
 import type { OperationService } from '../operation-service.js';
 import type { SpendApproval } from '../spend-approval.js';
 import type { GovernanceFlow } from './flow.js';
@@ -57,39 +57,27 @@ export class CampaignService {
     const now = clock.now();
     const children: BuiltOperation[] = [];
     for (const [i, buy] of input.buys.entries()) {
-      let prepared;
-      try {
-        prepared = await guard.prepare(tenantId, buy.agent_id, 'create_media_buy', buy.request, input.governance, buy.webhook);
-      } catch (err) {
-        if (err instanceof EngineError) throw new EngineError(err.code, `buys[${i}]: ${err.message}`, err.httpStatus, { buy: i, ...(isObject(err.details) ? err.details : {}) });
-        throw err;
-      }
+      const prepared = await atBuy(i, () => guard.prepare(tenantId, buy.agent_id, 'create_media_buy', buy.request, input.governance, buy.webhook));
       // The tenant's own spend rule holds a campaign's buys like any other.
       const hold = await spendApproval.holdFor(tenantId, 'create_media_buy', prepared.params);
-      // Every buy carries our reporting webhook (signed with RFC 9421: its request goes to the governance agent).
-      const reporting = await chooseReporting(store, { tenantId, agentId: buy.agent_id, params: prepared.params, governed: true, publicUrl: operations.options.publicUrl });
-      children.push(
-        buildOperation(
-          {
-            tenantId,
-            agentId: buy.agent_id,
-            task: 'create_media_buy',
-            params: prepared.params,
-            ...(buy.webhook ? { webhook: buy.webhook } : {}),
-            parentId: id,
-            actor,
-            governance: prepared.governance,
-            ...(clientKey ? { clientKey: `${clientKey}:buy:${i}` } : {}),
-            ...(hold ? { hold } : {}),
-            reporting,
-          },
-          prepared.seller,
-          secrets,
-          { ...operations.options, leaseMs: operations.leaseMs },
-          now,
-          true,
-        ),
+      // Every buy carries our reporting webhook, unless the tenant polls governed buys (reporting-choice.ts).
+      const choice = await chooseReporting(store, { tenantId, agentId: buy.agent_id, params: prepared.params, governed: true, publicUrl: operations.options.publicUrl });
+      const buyInput = withReportingChoice(
+        {
+          tenantId,
+          agentId: buy.agent_id,
+          task: 'create_media_buy',
+          params: prepared.params,
+          ...(buy.webhook ? { webhook: buy.webhook } : {}),
+          parentId: id,
+          actor,
+          governance: prepared.governance,
+          ...(clientKey ? { clientKey: `${clientKey}:buy:${i}` } : {}),
+          ...(hold ? { hold } : {}),
+        },
+        choice,
       );
+      children.push(await atBuy(i, () => buildOperation(buyInput, prepared.seller, secrets, { ...operations.options, leaseMs: operations.leaseMs }, now, true)));
     }
     const row: CampaignRow = {
       id,
@@ -169,4 +157,14 @@ function derivedId(tenantId: string, clientKey: string): string {
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** `work` for the campaign's buy `i`: an error it raises names that buy. */
+async function atBuy<T>(i: number, work: () => T | Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof EngineError) throw new EngineError(err.code, `buys[${i}]: ${err.message}`, err.httpStatus, { buy: i, ...(isObject(err.details) ? err.details : {}) });
+    throw err;
+  }
 }

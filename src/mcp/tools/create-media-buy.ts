@@ -18,7 +18,7 @@ export const createMediaBuy = startTool({
       approval: z.enum(['required']).optional().describe('"required": hold the buy for a person’s approval before anything is sent'),
       webhook: WebhookMode.optional().describe('How the seller must sign its webhooks (default rfc9421; none: polling only)'),
       reporting: ReportingRequest.optional().describe(
-        'The delivery reports the seller is asked to send us once the buy is live: frequency (hourly, daily, monthly; default the tenant’s, daily) and how they authenticate (hmac, bearer, rfc9421; default hmac, rfc9421 for a governed buy)',
+        'The delivery reports the seller is asked to send us once the buy is live: frequency (hourly, daily, monthly; default the tenant’s, daily) and how they authenticate (hmac, the default, or bearer: every AdCP schema requires a secret there; a governed buy’s is part of what its governance agent checks)',
       ),
     })
     .strict(),
