@@ -3,7 +3,8 @@
  * `conflict` (so people, the event stream and notifications see them beside
  * terminal conflicts), `from` the status kept, `to` the status observed, and a
  * `detail.reason` saying which rule refused it. Nothing else about the operation
- * changes with them.
+ * changes with them (a completion without a media_buy_id also keeps its task
+ * observed: src/engine/unresolved-completion.ts).
  */
 import type { ResultIssue } from '../adcp/task-result.js';
 import type { NewEvent, OperationRow } from '../store/operations-repo.js';
@@ -34,6 +35,31 @@ export function resultInvalidEvent(row: OperationRow, obs: TaskObservation & { r
       idempotency_key: obs.deliveryKey,
       message: obs.message === undefined ? undefined : truncate(obs.message, MESSAGE_CHARS),
       issues: obs.resultIssues,
+      result_keys: Object.keys(data).slice(0, MAX_KEYS),
+      result_excerpt: truncate(text, EXCERPT_CHARS),
+      result_chars: text.length,
+    }),
+  };
+}
+
+/**
+ * A create_media_buy said `completed` with no `media_buy_id` (unresolved-completion.ts):
+ * not the end of the purchase, so nothing of the operation changes but its observation
+ * goes on. What a person needs to judge it is kept, as for an invalid result.
+ */
+export function completedWithoutBuyEvent(row: OperationRow, obs: TaskObservation): NewEvent {
+  const data = obs.data ?? {};
+  const text = JSON.stringify(data);
+  return {
+    source: obs.source,
+    kind: 'conflict',
+    from: row.status,
+    to: obs.status,
+    detail: compact({
+      reason: 'completed_without_media_buy_id',
+      task_type: row.type,
+      idempotency_key: obs.deliveryKey,
+      message: obs.message === undefined ? undefined : truncate(obs.message, MESSAGE_CHARS),
       result_keys: Object.keys(data).slice(0, MAX_KEYS),
       result_excerpt: truncate(text, EXCERPT_CHARS),
       result_chars: text.length,

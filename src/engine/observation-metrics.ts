@@ -13,8 +13,9 @@ export async function recordObservationMetrics(
   outcome: ObservationOutcome | 'task_type_conflict' | null,
 ): Promise<void> {
   for (const e of events) {
-    // Only a second, different terminal is a terminal conflict; a refused result or task type is alarmed by the receiver.
-    if (e.kind === 'conflict' && outcome === 'conflict') metrics.conflict(row.type);
+    // A second, different terminal is a conflict, and so is a create said completed without its buy (any path);
+    // a refused result or task type is alarmed by the receiver.
+    if (e.kind === 'conflict' && (outcome === 'conflict' || outcome === 'completion_unresolved')) metrics.conflict(row.type);
     if (e.kind !== 'transition' || !e.to_status) continue;
     metrics.transition(row.type, e.from_status ?? '', e.to_status, e.source);
     const leftInput = e.from_status === 'input-required';

@@ -4,15 +4,16 @@
  * result or error, the bound task id, and the next timer.
  */
 import { decide, type EventSource } from '../domain/observe.js';
-import { isTerminal, NEEDS_INPUT_STATUSES, type AdcpTaskStatus, type OperationStatus } from '../domain/status.js';
+import { canTransition, isTerminal, NEEDS_INPUT_STATUSES, type AdcpTaskStatus, type OperationStatus } from '../domain/status.js';
 import { pollDelayMs } from '../domain/timing.js';
 import type { AdcpError } from '../adcp/types.js';
 import type { ResultIssue } from '../adcp/task-result.js';
 import type { MutationPlan, NewEvent, OperationPatch, OperationRow } from '../store/operations-repo.js';
-import { resultInvalidEvent } from './conflict-events.js';
+import { completedWithoutBuyEvent, resultInvalidEvent } from './conflict-events.js';
 import { ANSWER_CHECK, inputColumnsOnTransition, questionSeenAgain } from './input-requests.js';
 import { INPUT_TIMER_CHECK, inputTimerAt, reminderPolicyOf, type InputTimerRow } from './input-timers.js';
 import type { InputExpiryPolicy } from '../domain/input-timers.js';
+import { completesWithoutBuy, unresolvedDeadline, unresolvedStall } from './unresolved-completion.js';
 
 export interface TaskObservation {
   status: AdcpTaskStatus;
@@ -61,7 +62,9 @@ export type ObservationOutcome =
   | 'illegal'
   | 'task_conflict'
   | 'task_type_conflict'
-  | 'result_invalid';
+  | 'result_invalid'
+  /** A create_media_buy said completed without a media_buy_id: not taken, still observed (unresolved-completion.ts). */
+  | 'completion_unresolved';
 
 /** Stalled operations are still reconciled, at this fraction of the normal pace. */
 export const STALLED_SLOWDOWN = 10;
@@ -73,7 +76,7 @@ export const STALLED_SLOWDOWN = 10;
  */
 export function nextCheckFor(
   status: OperationStatus,
-  row: Pick<OperationRow, 'webhook_mode' | 'poll_count' | 'task_id'> & Partial<Pick<OperationRow, 'stalled' | 'deadline_at'>> & Omit<InputTimerRow, 'status'>,
+  row: Pick<OperationRow, 'webhook_mode' | 'poll_count' | 'task_id'> & Partial<Pick<OperationRow, 'stalled' | 'deadline_at' | 'unresolved_completion_at'>> & Omit<InputTimerRow, 'status'>,
   timing: TimingPolicy,
   now: number,
   random: () => number,
@@ -107,6 +110,9 @@ export function nextCheckFor(
   if (row.stalled) delay *= STALLED_SLOWDOWN;
   let at = now + delay;
   if (!row.stalled && row.deadline_at != null) at = Math.min(at, Math.max(row.deadline_at, now));
+  // A completion without a media_buy_id is looked at again by the time a person is to be called.
+  const unresolved = unresolvedDeadline(row, timing.pollIntervalMs);
+  if (!row.stalled && unresolved !== null) at = Math.min(at, Math.max(unresolved, now));
   // A request to a person keeps its own clock: the next reminder, or its expiry, comes first.
   const inputAt = inputTimerAt({ ...row, status }, reminderPolicyOf(timing));
   if (inputAt !== null) at = Math.min(at, Math.max(inputAt, now));
@@ -156,6 +162,8 @@ export function planObservation(
   if (obs.resultIssues) {
     return { events: [resultInvalidEvent(row, { ...obs, resultIssues: obs.resultIssues })], value: 'result_invalid' };
   }
+  // A create that "completed" without the buy it made is not its end, however it is told (reply, poll, webhook).
+  if (canTransition(current, 'completed') && completesWithoutBuy(row.type, obs)) return planCompletedWithoutBuy(row, obs, timing, now, random);
   // A late reply still teaches us the task id and context (folded in even after a terminal webhook).
   if (obs.taskId && !row.task_id) patch.task_id = obs.taskId;
   if (obs.contextId && obs.contextId !== row.context_id) patch.context_id = obs.contextId;
@@ -217,6 +225,7 @@ export function planObservation(
         patch.stalled_reason = `no change after ${patch.poll_count} polls`;
         events.push({ source: obs.source, kind: 'stalled', from: current, to: current, detail: { reason: patch.stalled_reason } });
       }
+      if (!isTerminal(obs.status)) events.push(...stallIfUnresolved({ ...row, ...patch }, patch, obs.source, timing, now));
       // Webhooks refresh the quiet timer too: each one pushes the backup poll further out.
       // A person's answer waiting to be sent keeps its own timer: news that the task still
       // waits changes nothing about it (a move elsewhere does: the answer is then moot).
@@ -225,6 +234,46 @@ export function planObservation(
       return { patch, events, value: decision.kind };
     }
   }
+}
+
+/**
+ * A create_media_buy the seller says completed without a media_buy_id (unresolved-completion.ts):
+ * neither its status nor its result is taken. The first such word is a conflict for people; the
+ * task id it brings is bound, and the task is polled as a `submitted` one until a completion
+ * with the buy comes, or a person is called past the bound. Our own call's reply of it ends the
+ * call (`calling_adcp`) in `unknown`: the seller has the request, what it made of it is not known.
+ */
+function planCompletedWithoutBuy(row: OperationRow, obs: TaskObservation, timing: TimingPolicy, now: number, random: () => number): MutationPlan<ObservationOutcome> {
+  const current = row.status as OperationStatus;
+  const patch: OperationPatch = {};
+  const events: NewEvent[] = [];
+  if (obs.taskId && !row.task_id) patch.task_id = obs.taskId;
+  if (obs.contextId && obs.contextId !== row.context_id) patch.context_id = obs.contextId;
+  if (row.unresolved_completion_at == null) {
+    // Told once: the same word again (each poll of a seller that keeps saying it) adds nothing for people.
+    patch.unresolved_completion_at = now;
+    events.push(completedWithoutBuyEvent(row, obs));
+  }
+  let status = current;
+  if (current === 'calling_adcp') {
+    status = 'unknown';
+    Object.assign(patch, { status, status_since: now });
+    events.push({ source: obs.source, kind: 'transition', from: current, to: status, detail: { reason: 'the seller said completed without a media_buy_id' } });
+  }
+  if (obs.source === 'poll') patch.poll_count = row.poll_count + 1;
+  events.push(...stallIfUnresolved({ ...row, ...patch }, patch, obs.source, timing, now));
+  // A person's answer on its way keeps its own timer (as in planObservation).
+  if (row.check_kind !== ANSWER_CHECK) Object.assign(patch, nextCheckFor(status, { ...row, ...patch }, timing, now, random, 'poll'));
+  return { patch, events, value: 'completion_unresolved' };
+}
+
+/** Stalls (into `patch`) an operation whose completion without a media_buy_id is unresolved past its bound; its event. */
+function stallIfUnresolved(row: OperationRow, patch: OperationPatch, source: EventSource, timing: TimingPolicy, now: number): NewEvent[] {
+  const stall = unresolvedStall(row, timing.pollIntervalMs, now);
+  if (!stall) return [];
+  patch.stalled = 1;
+  patch.stalled_reason = stall.reason;
+  return [{ source, kind: 'stalled', from: row.status, to: row.status, detail: { reason: stall.reason } }];
 }
 
 function nonEmpty(patch: OperationPatch): OperationPatch | undefined {

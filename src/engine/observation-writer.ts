@@ -98,6 +98,9 @@ export class ObservationWriter {
       );
     }
     if (result.outcome === 'lease_lost') log.info({ operation_id: operationId }, 'lease lost before writing; discarded');
+    if (result.outcome === 'applied' && result.value === 'completion_unresolved' && result.events.some((e) => e.kind === 'conflict')) {
+      log.warn({ operation_id: operationId, task_id: result.row.task_id }, 'the seller said create_media_buy completed without a media_buy_id: not taken, the task stays observed');
+    }
   }
 
   private plan(lease: Lease | null, obs: TaskObservation, now: number) {

@@ -22,7 +22,7 @@ import type { OperationWriteHook, OperationWriteHookMany, WriteHook } from './wr
 import type { NotificationRow, NotificationsRepo } from './notifications-repo.js';
 
 /** Columns added after the first schema are optional here, so code that builds rows need not know them all. */
-type LaterColumns = 'status_since' | 'reminded_at' | 'input_request' | 'continuation' | 'answer' | 'input_reminders' | 'input_expired_at' | 'governance' | 'reporting_token';
+type LaterColumns = 'status_since' | 'reminded_at' | 'input_request' | 'continuation' | 'answer' | 'input_reminders' | 'input_expired_at' | 'governance' | 'reporting_token' | 'unresolved_completion_at';
 export type OperationRow = Omit<Selectable<OperationsTable>, LaterColumns> & Partial<Pick<Selectable<OperationsTable>, LaterColumns>>;
 /** The columns of an operation the webhook path reads before authenticating (findWebhookTarget). */
 export type WebhookTarget = Pick<OperationRow, 'id' | 'agent_id' | 'type' | 'task_id' | 'webhook_mode' | 'webhook_secret_enc'>;

@@ -97,6 +97,8 @@ export interface OperationsTable {
   input_expired_at?: number | null;
   /** The URL token of the reporting webhook we put in a create_media_buy request (migration 018). */
   reporting_token?: string | null;
+  /** When the seller first said this create_media_buy completed without a media_buy_id (migration 022). */
+  unresolved_completion_at?: number | null;
 }
 
 export interface OperationEventsTable {

@@ -255,6 +255,11 @@ interface Accepted {
   result: unknown;
   errorCode?: string;
   inputMessage?: string;
+  /**
+   * A create_media_buy said completed with no media_buy_id: applied as a conflict, not the
+   * end (src/engine/unresolved-completion.ts), so the operation keeps `status` (submitted).
+   */
+  unresolvedCompletion?: true;
 }
 
 /**
@@ -281,7 +286,8 @@ const extractionExpected: Record<string, { refused: string } | Accepted> = {
   'a2a-working-event': { status: 'working', boundTaskId: 'adcp-task-bound-007', result: null },
   'mcp-missing-result': { refused: 'missing_envelope_fields' },
   'mcp-null-result': { refused: 'missing_envelope_fields' },
-  'a2a-completed-no-datapart': { status: 'completed', boundTaskId: null, result: null },
+  // The vector extracts no data; on a create_media_buy that is a completion without its media_buy_id.
+  'a2a-completed-no-datapart': { status: 'submitted', boundTaskId: null, result: null, unresolvedCompletion: true },
   'mcp-canceled': { refused: 'missing_envelope_fields' },
   'a2a-input-required-event': { status: 'input-required', boundTaskId: 'adcp-task-bound-012', result: null, inputMessage: 'Approval needed for budget over $100K.' },
 };
@@ -394,7 +400,13 @@ describe.each(MODES)('envelope and extraction vectors over the route, %s mode', 
     expect(after.operation.needs_input).toBe(expected.status === 'input-required');
     if (expected.inputMessage) expect(after.operation.input_message).toBe(expected.inputMessage);
     const transitions = after.operation.events.filter((e: any) => e.kind === 'transition');
-    expect(transitions).toEqual([expect.objectContaining({ source: 'webhook', from: 'submitted', to: expected.status })]);
+    if (expected.unresolvedCompletion) {
+      expect(transitions).toEqual([]);
+      const conflicts = after.operation.events.filter((e: any) => e.kind === 'conflict');
+      expect(conflicts).toEqual([expect.objectContaining({ source: 'webhook', from: 'submitted', to: 'completed', detail: expect.objectContaining({ reason: 'completed_without_media_buy_id' }) })]);
+    } else {
+      expect(transitions).toEqual([expect.objectContaining({ source: 'webhook', from: 'submitted', to: expected.status })]);
+    }
     expect(after.deliveries).toHaveLength(1);
     expect(after.deliveries[0].state).toBe('applied');
     // MCP deliveries are keyed by their idempotency_key; A2A bodies without one by content.
