@@ -3,6 +3,7 @@
  * its sequence bookkeeping, gaps, status and timers (README, Media buys). Pure;
  * the engine writes what these decide in the change's transaction.
  */
+import { firstReportDueOnEnd } from './first-report.js';
 import { isMediaBuyStatus, isTerminalBuyStatus } from './media-buy-status.js';
 import { frequencyPeriodMs, isReportingFrequency } from './reporting-webhook.js';
 import { NO_TIMERS, nextStatusCheck, reportDueAt, STATUS_AFTER_REPORT_MS, withNextCheck, type BuyTimers, type TrackingPolicy } from './media-buy-timers.js';
@@ -15,6 +16,8 @@ export interface TrackedBuy extends BuyTimers {
   reports_missing: number;
   final_received: number;
   next_expected_at: number | null;
+  reports_received: number;
+  flight_start: number | null;
   report_frequency: string | null;
   /** hmac | bearer | rfc9421: fires come to us; none: they go elsewhere and we poll. */
   reporting_auth: string;
@@ -105,12 +108,18 @@ export function statusPart(buy: { status: string }, observed: unknown, source: s
 
 /**
  * The timers after a status read: the next periodic read while the buy runs; once
- * it is terminal, one last delivery read (its final figures), after which tracking ends.
+ * it is terminal, one last delivery read (its final figures), after which tracking ends
+ * (a buy over before its first report came waits for that report first, a grace at most).
  */
 export function timersAfterStatusRead(buy: TrackedBuy, status: string, policy: TrackingPolicy, now: number, random: () => number): Record<string, unknown> {
   if (buy.ended_at !== null) return {};
   // A buy that ended has no creative left to review for it.
-  if (isTerminalBuyStatus(status)) return withNextCheck({ ...NO_TIMERS, delivery_poll_at: buy.final_received ? null : now });
+  if (isTerminalBuyStatus(status)) {
+    // Over before its first report came: that report's silence is told first, then the last read (first-report.ts).
+    const firstDue = firstReportDueOnEnd(buy, status, policy, now);
+    if (firstDue !== null) return withNextCheck({ ...NO_TIMERS, report_due_at: firstDue });
+    return withNextCheck({ ...NO_TIMERS, delivery_poll_at: buy.final_received ? null : now });
+  }
   return withNextCheck({ ...pick(buy), status_check_at: nextStatusCheck(now, policy, random) });
 }
 
@@ -121,7 +130,12 @@ export function timersAfterStatusRead(buy: TrackedBuy, status: string, policy: T
  */
 export function timersAfterDeliveryRead(buy: TrackedBuy, policy: TrackingPolicy, now: number, random: () => number): Record<string, unknown> {
   if (buy.ended_at !== null) return {};
-  if (isTerminalBuyStatus(buy.status) || buy.final_received === 1) return { ...withNextCheck(NO_TIMERS), ended_at: now };
+  if (isTerminalBuyStatus(buy.status) || buy.final_received === 1) {
+    // Its first report still awaited (first-report.ts): tracking ends once that is in, or told missing.
+    const firstDue = firstReportDueOnEnd(buy, buy.status, policy, now);
+    if (firstDue !== null) return withNextCheck({ ...NO_TIMERS, report_due_at: firstDue });
+    return { ...withNextCheck(NO_TIMERS), ended_at: now };
+  }
   const delivery_poll_at = buy.reporting_auth === 'none' ? nextStatusCheck(now, policy, random) : null;
   return withNextCheck({ ...pick(buy), delivery_poll_at });
 }

@@ -21,7 +21,8 @@ import { mergePackages, requestBudget } from '../../domain/media-buy-delivery.js
 import { isMediaBuyStatus } from '../../domain/media-buy-status.js';
 import { nextStatusCheck, withNextCheck, type TrackingPolicy } from '../../domain/media-buy-timers.js';
 import { parseGovernance } from '../../domain/governed-flow.js';
-import { firstReportExpectedAt, isReportingFrequency } from '../../domain/reporting-webhook.js';
+import { firstReportExpectedBy } from '../../domain/first-report.js';
+import { isReportingFrequency } from '../../domain/reporting-webhook.js';
 import { isTerminal, type OperationStatus } from '../../domain/status.js';
 import type { EventRow, MediaBuyRow, NewNotification, NotificationRow, OperationRow, Store } from '../../store/index.js';
 import { newMediaBuyRow } from '../../store/media-buy-row.js';
@@ -155,7 +156,7 @@ export function buyFromOperation(op: OperationRow, result: Json, mediaBuyId: str
   const flightStart = request.start_time === 'asap' ? now : time(request.start_time);
   const flightEnd = time(request.end_time);
   const status = isMediaBuyStatus(result.status) ? result.status : 'pending_start';
-  const expected = ours && frequency ? firstReportExpectedAt(now, flightStart ?? null, frequency) : null;
+  const expected = ours && frequency ? firstReportExpectedBy(now, { start: flightStart ?? null, end: flightEnd ?? null }, frequency) : null;
   const timers = withNextCheck({
     // A reply that states the buy's status is enough to start from: the next read comes on the interval.
     // One that does not (an adopted task's, a seller's terse reply) is followed by a read at once.

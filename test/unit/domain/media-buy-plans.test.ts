@@ -13,6 +13,8 @@ const buy = (over: Partial<TrackedBuy> = {}): TrackedBuy => ({
   reports_missing: 0,
   final_received: 0,
   next_expected_at: NOW - 100,
+  reports_received: 2,
+  flight_start: NOW - 3_600_000,
   report_frequency: 'hourly',
   reporting_auth: 'hmac',
   ended_at: null,
@@ -71,6 +73,19 @@ describe('timers', () => {
     expect(timersAfterStatusRead(buy(), 'active', policy, NOW, () => 0)).toMatchObject({ status_check_at: NOW + 10_000 });
     // A live buy's creative timer is kept, and counts for next_check_at.
     expect(timersAfterStatusRead(buy({ creative_check_at: NOW + 5 }), 'active', policy, NOW, () => 0)).toMatchObject({ creative_check_at: NOW + 5, next_check_at: NOW + 5 });
+  });
+  it('a buy over before its first report came waits for it a grace at most, then its silence is told before the last read', () => {
+    const silent = buy({ reports_received: 0, last_sequence: null, report_due_at: NOW + 3_600_000 });
+    const ended = timersAfterStatusRead(silent, 'completed', policy, NOW, () => 0);
+    expect(ended).toEqual({ status_check_at: null, report_due_at: NOW + 500, delivery_poll_at: null, creative_check_at: null, next_check_at: NOW + 500 });
+    // A read of its delivery meanwhile (a person's refresh) does not end it either.
+    const read = timersAfterDeliveryRead({ ...silent, status: 'completed', report_due_at: NOW + 500 }, policy, NOW, () => 0);
+    expect(read).toMatchObject({ report_due_at: NOW + 500, next_check_at: NOW + 500 });
+    expect(read).not.toHaveProperty('ended_at');
+    // Once the silence is told (gap open), the read after it ends tracking.
+    const told = silencePart({ ...silent, status: 'completed', report_due_at: NOW + 500 }, policy, NOW + 500);
+    expect(told.events.map((e) => e.kind)).toEqual(['report_missing']);
+    expect(timersAfterDeliveryRead({ ...silent, status: 'completed', gap_open: 1 }, policy, NOW, () => 0)).toMatchObject({ next_check_at: null, ended_at: NOW });
   });
   it('a buy whose fires go elsewhere is read on the status interval', () => {
     expect(timersAfterDeliveryRead(buy({ reporting_auth: 'none' }), policy, NOW, () => 0)).toMatchObject({ delivery_poll_at: NOW + 10_000 });
