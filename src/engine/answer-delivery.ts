@@ -148,7 +148,9 @@ export class AnswerDelivery {
     } catch (err) {
       if (err instanceof BrokenCircuitError) return this.waitUntil(marked.row, lease, breakers.retryAt(agent.id, clock.now()) ?? clock.now() + 1000);
       metrics.agentCall(agent.name, row.type, 'transport_error');
-      if (err instanceof AdcpTransportError && err.kind === 'rpc' && err.rpcCode !== undefined && REFUSALS.has(err.rpcCode) && err.adcpError?.recovery !== 'transient') {
+      // Refused by the seller before dispatch, or here, unsent, for failing its schema: the person answers again.
+      const refusedBySeller = err instanceof AdcpTransportError && err.kind === 'rpc' && err.rpcCode !== undefined && REFUSALS.has(err.rpcCode) && err.adcpError?.recovery !== 'transient';
+      if (refusedBySeller || (err instanceof AdcpTransportError && err.kind === 'request_invalid')) {
         await this.refused(marked.row, lease, err);
         return;
       }

@@ -24,6 +24,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { checkAnswer, isSameAnswer, mergeParams, type Answer, type InputRequest, type RecordedAnswer } from '../domain/input-request.js';
+import { checkNewRequest } from './request-validity.js';
 import { deadlineFor } from '../domain/timing.js';
 import type { OperationRow, Store } from '../store/index.js';
 import type { Tx } from '../store/tx.js';
@@ -267,6 +268,8 @@ export class AnswerService {
     const now = clock.now();
     const original = operations.requests.open(row.request_body);
     const input = recorded.params ? mergeParams(original, operations.requests.openedIn(recorded.params)) : original;
+    // The person's params make the whole input again: one the seller's schema refuses is theirs to fix, refused now.
+    if (recorded.params) checkNewRequest(row.type, input, { idempotencyKey: true, reportingWebhook: row.reporting_token !== null, planId: row.governance !== null });
     const stored: StoredAnswer = {
       ...recorded,
       // The whole request again (our webhook secret included): stored sealed, opened to send.

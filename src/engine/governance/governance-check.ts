@@ -13,6 +13,7 @@
  * - no answer or no decision: retried with backoff (step-writes.ts).
  */
 import { randomUUID } from 'node:crypto';
+import { describeIssues, requestInvalidError, requestIssues } from '../../adcp/request-schema.js';
 import { applyConditions } from '../../domain/governance-conditions.js';
 import { readCheckReply, type CheckReading } from '../../domain/governance-decision.js';
 import {
@@ -52,7 +53,14 @@ export class GovernanceCheck {
       return;
     }
     // The payload is the request exactly as the seller will get it (credentials opened, as they will be sent).
-    const body = checkArguments(this.writer.tokens.forCheck(state), this.writer.deps.operations.requests.open(row.request_body), row.id);
+    const payload = this.writer.deps.operations.requests.open(row.request_body);
+    // A request the seller's schema refuses is never shown for approval: no approval could make it a buy.
+    const invalid = requestInvalidError(state.tool, payload);
+    if (invalid) {
+      await this.fail(row, lease, 'checking', invalid);
+      return;
+    }
+    const body = checkArguments(this.writer.tokens.forCheck(state), payload, row.id);
     const answer = await this.writer.call(agent, 'check_governance', body);
     const counted = (s: GovernedState): GovernedState => ({ ...s, checks: s.checks + 1 });
     if ('failure' in answer) {
@@ -116,13 +124,13 @@ export class GovernanceCheck {
     await this.fail(row, lease, step, failure.error, state);
   }
 
-  private async fail(row: OperationRow, lease: Lease, step: 'checking' | 'reviewing', error: { code: string; message?: string }, state?: (s: GovernedState) => GovernedState): Promise<void> {
+  private async fail(row: OperationRow, lease: Lease, step: 'checking' | 'reviewing', error: { code: string; message?: string; details?: unknown }, state?: (s: GovernedState) => GovernedState): Promise<void> {
     const now = this.writer.now();
     const result = await this.writer.commit(row, lease, step, (current, s) => ({
       patch: {
         ...ended('failed', now),
         governance: json({ ...(state ? state(s) : s), step: 'ended', last_error: error }),
-        error: json({ ...error, details: { step: 'check_governance', governance_agent_id: s.agent_id } }),
+        error: json({ ...error, details: { ...(isPlainObject(error.details) ? error.details : {}), step: 'check_governance', governance_agent_id: s.agent_id } }),
       },
       events: [{ source: 'call', kind: 'transition', from: current.status, to: 'failed', detail: { error, step: 'check_governance' } }],
       value: true,
@@ -242,8 +250,12 @@ export function rekeyedRequest(
   const applied = applyConditions(requests.open(row.request_body), conditions, params);
   if ('problem' in applied) return applied;
   const key = randomUUID();
+  const request = { ...applied.payload, idempotency_key: key };
+  // Conditions (or a person's params) that make the request one the seller's schema refuses cannot be met so.
+  const issues = requestIssues(row.type, request);
+  if (issues && issues.length > 0) return { problem: `the request with the conditions applied is not valid for the seller (${describeIssues(issues)})` };
   // Stored as every request is: built once, credentials sealed in place, sent byte for byte.
-  return { patch: { request_body: requests.seal({ ...applied.payload, idempotency_key: key }), idempotency_key: key }, key };
+  return { patch: { request_body: requests.seal(request), idempotency_key: key }, key };
 }
 
 /** Due now and leased by this instance, which carries on at once; if it dies, the lease runs out and the scheduler does. */
@@ -269,4 +281,8 @@ function decisionDetail(move: FlowMove, reading: CheckReading): Record<string, u
     ...(reading.kind === 'review' ? { task_id: reading.taskId } : {}),
     round: move.state.rounds,
   };
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
