@@ -5,7 +5,7 @@
  */
 import { firstReportDueOnEnd } from './first-report.js';
 import { isMediaBuyStatus, isTerminalBuyStatus } from './media-buy-status.js';
-import { frequencyPeriodMs, isReportingFrequency } from './reporting-webhook.js';
+import { firesReachUs, frequencyPeriodMs, isReportingFrequency } from './reporting-webhook.js';
 import { NO_TIMERS, nextStatusCheck, reportDueAt, STATUS_AFTER_REPORT_MS, withNextCheck, type BuyTimers, type TrackingPolicy } from './media-buy-timers.js';
 
 /** The buy columns these rules read. */
@@ -92,7 +92,7 @@ export function timersAfterReport(
     creative_check_at: terminal ? null : buy.creative_check_at,
   };
   const patch: Record<string, unknown> = {};
-  if (report.fire && buy.reporting_auth !== 'none') {
+  if (report.fire && firesReachUs(buy.reporting_auth)) {
     const expected = nextExpected(buy, report.nextExpectedAt, now);
     patch.next_expected_at = expected;
     timers.report_due_at = expected === null ? null : reportDueAt(expected, policy);
@@ -136,7 +136,7 @@ export function timersAfterDeliveryRead(buy: TrackedBuy, policy: TrackingPolicy,
     if (firstDue !== null) return withNextCheck({ ...NO_TIMERS, report_due_at: firstDue });
     return { ...withNextCheck(NO_TIMERS), ended_at: now };
   }
-  const delivery_poll_at = buy.reporting_auth === 'none' ? nextStatusCheck(now, policy, random) : null;
+  const delivery_poll_at = firesReachUs(buy.reporting_auth) ? null : nextStatusCheck(now, policy, random);
   return withNextCheck({ ...pick(buy), delivery_poll_at });
 }
 

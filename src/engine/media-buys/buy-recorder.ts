@@ -22,7 +22,7 @@ import { isMediaBuyStatus } from '../../domain/media-buy-status.js';
 import { nextStatusCheck, withNextCheck, type TrackingPolicy } from '../../domain/media-buy-timers.js';
 import { parseGovernance } from '../../domain/governed-flow.js';
 import { firstReportExpectedBy } from '../../domain/first-report.js';
-import { isReportingFrequency } from '../../domain/reporting-webhook.js';
+import { isReportingFrequency, type ReportingMode } from '../../domain/reporting-webhook.js';
 import { isTerminal, type OperationStatus } from '../../domain/status.js';
 import type { EventRow, MediaBuyRow, NewNotification, NotificationRow, OperationRow, Store } from '../../store/index.js';
 import { newMediaBuyRow } from '../../store/media-buy-row.js';
@@ -149,8 +149,11 @@ export function buyFromOperation(op: OperationRow, result: Json, mediaBuyId: str
   const scheme = Array.isArray(auth?.schemes) ? auth.schemes[0] : undefined;
   // The secret as the request stores it: sealed in place (src/engine/sealed-request.ts); copied, never opened here.
   const sealed = isObject(auth?.credentials) && typeof auth.credentials.$sealed === 'string' ? auth.credentials.$sealed : null;
-  const reportingAuth = !ours ? 'none' : scheme === 'HMAC-SHA256' ? 'hmac' : scheme === 'Bearer' ? 'bearer' : 'rfc9421';
   const state = parseGovernance(op.governance);
+  // Without fires of ours: the caller's own webhook, the tenant polling governed buys, or no public URL.
+  const reportingAuth: ReportingMode = ours
+    ? scheme === 'HMAC-SHA256' ? 'hmac' : scheme === 'Bearer' ? 'bearer' : 'rfc9421'
+    : reporting !== undefined ? 'none' : state?.reporting_polled ? 'polled:governed' : 'polled:no_public_url';
   const token = typeof state?.outcome?.request.governance_context === 'string' ? state.outcome.request.governance_context : (state?.approval?.token ?? null);
   const budget = requestBudget(request);
   const flightStart = request.start_time === 'asap' ? now : time(request.start_time);
