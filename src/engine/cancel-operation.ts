@@ -49,6 +49,15 @@ function sellerNote(row: OperationRow): string {
   return 'AdCP has no call to cancel a pending task, so the seller was not told; tracking stopped here — if the seller still reports an ending, it is recorded as a conflict';
 }
 
+/** AdCP's `cancellation_reason` holds up to 500 characters; a person may write 1000 (CancelReason). */
+const MAX_CANCELLATION_REASON = 500;
+
+/** The reason as the seller gets it: cut to what its schema allows (our event keeps it whole), by code point. */
+function sellerReason(reason: string): string {
+  const chars = Array.from(reason);
+  return chars.length <= MAX_CANCELLATION_REASON ? reason : chars.slice(0, MAX_CANCELLATION_REASON - 1).join('') + '…';
+}
+
 function mediaBuyIdOf(row: OperationRow): string | undefined {
   if (row.type !== 'create_media_buy' || row.status !== 'completed' || !row.result) return undefined;
   const id = (JSON.parse(row.result) as { media_buy_id?: unknown }).media_buy_id;
@@ -121,7 +130,7 @@ export class CancelService {
       tenantId: row.tenant_id,
       agentId: row.agent_id,
       task: 'update_media_buy',
-      params: { account: request.account, media_buy_id: mediaBuyId, canceled: true, cancellation_reason: reason },
+      params: { account: request.account, media_buy_id: mediaBuyId, canceled: true, cancellation_reason: sellerReason(reason) },
       parentId: row.id,
       actor,
       // One cancel per buy: a retried request reaches the same child (and the seller sees the same key).
