@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { BuyDelivery, DeliveryReading } from '../../domain/delivery-report.js';
 import { buyPacing, deliveryFigures, packagesWithDelivery, withReportedPackages, type PackageState } from '../../domain/media-buy-delivery.js';
 import { sequencePart, statusPart, timersAfterDeliveryRead, timersAfterReport, type NewEventSpec } from '../../domain/media-buy-plans.js';
-import { DEFAULT_PACING, pacingAlert, type PacingState, type PacingThresholds } from '../../domain/pacing.js';
+import { DEFAULT_PACING, figuresArePartial, judgeableReading, nextPacing, type Pacing, type PacingState, type PacingThresholds } from '../../domain/pacing.js';
 import { placeInLedger, reportDedupeKey, round, type LedgerEntry, type ReportKind } from '../../domain/report-ledger.js';
 import type { TrackingPolicy } from '../../domain/media-buy-timers.js';
 import type { MediaBuyRow, Store } from '../../store/index.js';
@@ -117,7 +117,15 @@ export function decideReport(ctx: Pick<ApplyContext, 'tracking' | 'random'>, buy
   // A restatement of a period the latest poll already covers changes the seller's own figure: read it again.
   const restatesPolled = kind === 'period' && snapshot !== undefined && reading.period.start < snapshot.period_end && replaced.length > 0;
   const packages = packagesWithDelivery(withReportedPackages(JSON.parse(buy.packages) as PackageState[], row.byPackage), figures.byPackage);
-  const pacing = buyPacing(buy, figures, packages, reads.thresholds);
+  // Judged on whole figures only: a reading the seller says is partial keeps the pacing the buy had (pacing.ts).
+  const judgeable = judgeableReading({
+    notificationType: reading.notificationType,
+    partialData: reading.partialData,
+    ...(row.status !== undefined ? { rowStatus: row.status } : {}),
+    figuresPartial: figuresArePartial(periods, snapshot),
+  });
+  const before: Pacing = { state: buy.pacing_state as PacingState, ratio: buy.pacing_ratio, expected_spend: buy.pacing_expected };
+  const { pacing, alert } = nextPacing(before, buyPacing(buy, figures, packages, reads.thresholds), judgeable);
 
   const patch: MediaBuyPatch = {
     packages: JSON.stringify(packages),
@@ -169,7 +177,7 @@ export function decideReport(ctx: Pick<ApplyContext, 'tracking' | 'random'>, buy
       ? timersAfterReport(after, { fire: true, final: reading.notificationType === 'final', nextExpectedAt: reading.nextExpectedAt, gap }, ctx.tracking, now)
       : timersAfterDeliveryRead(after, ctx.tracking, now, ctx.random),
   );
-  events.push(...pacingEvents(buy.pacing_state as PacingState, pacing, source));
+  events.push(...pacingEvents(before.state, pacing, alert, source));
 
   return {
     plan: { patch, events: events.map((e) => ({ ...e, at: now })), value: outranked ? 'superseded' : 'applied' },
@@ -194,6 +202,7 @@ function ledgerEntryOf(report: ReportRow): LedgerEntry {
     by_package: JSON.parse(report.by_package) as LedgerEntry['by_package'],
     received_at: report.received_at,
     superseded_by: null,
+    status: report.status,
   };
 }
 
@@ -216,30 +225,39 @@ export async function planReport(ctx: ApplyContext, trx: Tx, buy: MediaBuyRow, i
   return decided.plan;
 }
 
-function pacingEvents(before: PacingState, pacing: { state: PacingState; ratio: number | null; expected_spend: number | null }, source: string): NewEventSpec[] {
+function pacingEvents(before: PacingState, pacing: Pacing, alert: 'under' | 'over' | null, source: string): NewEventSpec[] {
   if (before === pacing.state) return [];
   const detail = { state: pacing.state, from: before, ratio: pacing.ratio, expected_spend: pacing.expected_spend };
   // Crossing into under or over is an alert (one notification); anything else is recorded only.
-  return [{ source, kind: pacingAlert(before, pacing.state) ? 'pacing_alert' : 'pacing_changed', detail }];
+  return [{ source, kind: alert ? 'pacing_alert' : 'pacing_changed', detail }];
+}
+
+/**
+ * The report_plan_outcome `delivery` arguments for a period. `delivery.impressions` is an integer
+ * there, while a seller's report may count them fractionally (its delivery metrics are numbers):
+ * rounded, or the governance agent's schema refuses the report.
+ */
+export function deliveryOutcomeRequest(key: string, planId: string, governanceContext: string | null, report: Pick<ReportRow, 'period_start' | 'period_end' | 'impressions' | 'spend'>) {
+  const cpm = report.impressions > 0 ? round((report.spend / report.impressions) * 1000) : 0;
+  return {
+    idempotency_key: key,
+    plan_id: planId,
+    // Sealed as stored on the buy; opened only to be sent.
+    governance_context: governanceContext,
+    outcome: 'delivery',
+    delivery: {
+      reporting_period: { start: new Date(report.period_start).toISOString(), end: new Date(report.period_end).toISOString() },
+      impressions: Math.round(report.impressions),
+      spend: report.spend,
+      cpm,
+    },
+  };
 }
 
 /** The report_plan_outcome `delivery` arguments for a period, stored once: every attempt sends the same key and bytes. */
 export async function queueDeliveryOutcome(ctx: ApplyContext, trx: Tx, buy: MediaBuyRow, report: ReportRow, now: number): Promise<void> {
   const governance = JSON.parse(buy.governance!) as { agent_id: string; plan_id: string };
-  const cpm = report.impressions > 0 ? round((report.spend / report.impressions) * 1000) : 0;
-  const request = {
-    idempotency_key: randomUUID(),
-    plan_id: governance.plan_id,
-    // Sealed as stored on the buy; opened only to be sent.
-    governance_context: buy.governance_context_enc,
-    outcome: 'delivery',
-    delivery: {
-      reporting_period: { start: new Date(report.period_start).toISOString(), end: new Date(report.period_end).toISOString() },
-      impressions: report.impressions,
-      spend: report.spend,
-      cpm,
-    },
-  };
+  const request = deliveryOutcomeRequest(randomUUID(), governance.plan_id, buy.governance_context_enc, report);
   await ctx.store.deliveryOutcomes.insertIn(trx, {
     id: `dlo_${randomUUID()}`,
     buy_id: buy.id,
