@@ -7,7 +7,7 @@
 import type { AdcpClient, AgentEndpoint, CallOptions, TaskReply } from './types.js';
 
 /** Every buy status: a delivery read names them all (the seller's default is only `active`). */
-const ALL_BUY_STATUSES = ['pending_creatives', 'pending_start', 'active', 'paused', 'completed', 'rejected', 'canceled'];
+export const ALL_BUY_STATUSES: readonly string[] = ['pending_creatives', 'pending_start', 'active', 'paused', 'completed', 'rejected', 'canceled'];
 
 export interface BuyReadQuery {
   /** The account the buys were created under (the create request's `account`), when known. */

@@ -9,6 +9,7 @@
  * treated as possibly ours: a person confirms, we never guess. Only when the
  * seller shows no such buy is a resend safe.
  */
+import { ALL_BUY_STATUSES } from '../adcp/media-buy-reads.js';
 import type { AdcpClient, AgentEndpoint } from '../adcp/types.js';
 
 export type LookupVerdict =
@@ -47,17 +48,26 @@ export function couldBeOurs(request: Json, buy: Json, sentAt: number): boolean {
   return ours.length === 0 || JSON.stringify(ours) === JSON.stringify(theirs);
 }
 
+/**
+ * The `get_media_buys` page that lists the account's buys (the create request's `account`), from `cursor` on.
+ * Every status is named: without `media_buy_ids` a seller lists only `active` buys by default, and the
+ * buy we look for has just been created (pending_creatives, pending_start): left out, it would look
+ * absent and the resend could buy twice.
+ */
+export function lookupArgs(request: Json, cursor?: string): Json {
+  return {
+    ...(request.account !== undefined ? { account: request.account } : {}),
+    status_filter: ALL_BUY_STATUSES,
+    ...(cursor ? { pagination: { cursor } } : {}),
+  };
+}
+
 export async function lookUpMediaBuy(adcp: AdcpClient, agent: AgentEndpoint, request: Json, sentAt: number, timeoutMs: number): Promise<LookupVerdict> {
   const candidates: string[] = [];
   let cursor: string | undefined;
   try {
     for (let page = 0; page < MAX_PAGES; page++) {
-      const reply = await adcp.callTask(
-        agent,
-        'get_media_buys',
-        { ...(request.account !== undefined ? { account: request.account } : {}), ...(cursor ? { pagination: { cursor } } : {}) },
-        { timeoutMs },
-      );
+      const reply = await adcp.callTask(agent, 'get_media_buys', lookupArgs(request, cursor), { timeoutMs });
       if (reply.error || reply.status !== 'completed') return { kind: 'unavailable', reason: `get_media_buys answered ${reply.error?.code ?? reply.status}` };
       const buys = Array.isArray(reply.data.media_buys) ? reply.data.media_buys : [];
       for (const b of buys) if (isObject(b) && couldBeOurs(request, b, sentAt)) candidates.push(String(b.media_buy_id));
