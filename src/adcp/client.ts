@@ -97,6 +97,24 @@ function invalidRequest(task: string, params: Record<string, unknown>): AdcpTran
   return error ? new AdcpTransportError(error.message!, 'request_invalid', undefined, error) : null;
 }
 
+type ListTasksQuery = Parameters<AdcpClient['listTasks']>[1];
+
+/** The `tasks/get` (or `get_task_status`) arguments: the task, with its result when it has one. */
+export function getTaskArgs(taskId: string): Record<string, unknown> {
+  return { task_id: taskId, include_result: true };
+}
+
+/** The `tasks/list` (or `list_tasks`) arguments for a page of the seller's tasks (a page holds 1–100). */
+export function listTasksArgs(query: ListTasksQuery): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  if (query.statuses && query.statuses.length > 0) body.filters = { statuses: query.statuses };
+  const pagination: Record<string, unknown> = {};
+  if (query.maxResults !== undefined) pagination.max_results = Math.min(100, Math.max(1, Math.floor(query.maxResults)));
+  if (query.cursor !== undefined) pagination.cursor = query.cursor;
+  if (Object.keys(pagination).length > 0) body.pagination = pagination;
+  return body;
+}
+
 export function createAdcpClient(options: AdcpClientOptions = {}): AdcpClient {
   const callTimeoutMs = options.callTimeoutMs ?? 300_000;
   const pollTimeoutMs = options.pollTimeoutMs ?? 30_000;
@@ -154,7 +172,7 @@ export function createAdcpClient(options: AdcpClientOptions = {}): AdcpClient {
       return withDeadline(opts?.timeoutMs ?? pollTimeoutMs, maxReplyBytes, async (signal, ms, onHttp, bytes) => {
         // 3.1+ name when offered; 3.0.26 sellers answer `tasks/get` (AdCP spec, 3.0 vs 3.1 wire differences, requests).
         const tool = (await advertised(agent, signal)).has('get_task_status') ? 'get_task_status' : 'tasks/get';
-        const args = { task_id: taskId, include_result: true };
+        const args = getTaskArgs(taskId);
         const raw: RawReply =
           agent.protocol === 'mcp'
             ? { protocol: 'mcp', result: await mcp.pollTool(agent, tool, args, signal, ms, onHttp) }
@@ -166,13 +184,7 @@ export function createAdcpClient(options: AdcpClientOptions = {}): AdcpClient {
     listTasks(agent, query, opts?: CallOptions): Promise<ListTasksPage> {
       return withDeadline(opts?.timeoutMs ?? pollTimeoutMs, maxReplyBytes, async (signal, ms, onHttp) => {
         const tool = (await advertised(agent, signal)).has('list_tasks') ? 'list_tasks' : 'tasks/list';
-        const body: Record<string, unknown> = {};
-        if (query.statuses && query.statuses.length > 0) body.filters = { statuses: query.statuses };
-        const pagination: Record<string, unknown> = {};
-        if (query.maxResults !== undefined) pagination.max_results = Math.min(100, Math.max(1, Math.floor(query.maxResults)));
-        if (query.cursor !== undefined) pagination.cursor = query.cursor;
-        if (Object.keys(pagination).length > 0) body.pagination = pagination;
-        const raw = await send(agent, tool, body, signal, ms, onHttp);
+        const raw = await send(agent, tool, listTasksArgs(query), signal, ms, onHttp);
         return listPageFromPayload(tool, protocolPayload(raw, tool));
       });
     },
