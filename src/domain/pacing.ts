@@ -9,6 +9,12 @@
  * buy is under-pacing, above `over` over-pacing; before `min_elapsed` of the
  * flight has gone by (or with no budget, flight or data) it is `not_started`:
  * early ratios swing too much to alert on.
+ *
+ * Only whole data is judged (`judgeableReading`): figures the seller says are not all
+ * in yet (a `delayed` report, a row `reporting_delayed`) read as under-pacing for a buy
+ * that is on plan, and the report completing them a moment later reads on track again:
+ * a crossing that never happened, told to people. Such a reading keeps the state the
+ * buy had (`nextPacing`) until whole figures come.
  */
 
 export interface PacingThresholds {
@@ -65,6 +71,50 @@ export function pacingOf(input: PacingInput, t: PacingThresholds = DEFAULT_PACIN
 export function pacingAlert(before: PacingState, after: PacingState): 'under' | 'over' | null {
   if (after === before) return null;
   return after === 'under' || after === 'over' ? after : null;
+}
+
+/** Row statuses by which a seller says a buy's figures for the period are not all in (or not there at all). */
+const INCOMPLETE_ROW_STATUSES: ReadonlySet<string> = new Set(['reporting_delayed', 'failed']);
+
+/**
+ * Whether a delivery reading can be judged: not when the seller says its figures are not
+ * all in (a `delayed` report: the data later than usual; the buy's row `reporting_delayed`
+ * or `failed`; a report flagged `partial_data` whose row does not say what it is), nor
+ * while the buy's figures still count such a report (`figuresArePartial`).
+ */
+export function judgeableReading(r: { notificationType: string; partialData: boolean; rowStatus?: string; figuresPartial?: boolean }): boolean {
+  if (r.notificationType === 'delayed' || r.figuresPartial) return false;
+  if (r.rowStatus !== undefined) return !INCOMPLETE_ROW_STATUSES.has(r.rowStatus);
+  return !r.partialData;
+}
+
+/** A stored report as these rules see it. */
+interface StoredReading {
+  notification_type: string | null;
+  status?: string | null;
+}
+
+function partialReport(r: StoredReading): boolean {
+  return r.notification_type === 'delayed' || (r.status != null && INCOMPLETE_ROW_STATUSES.has(r.status));
+}
+
+/**
+ * Whether a buy's figures count a report its seller said was not whole: its latest poll's
+ * snapshot, or a period reported after it (the periods before it are the snapshot's, which
+ * replaces them: src/domain/media-buy-delivery.ts); the period reports nothing superseded.
+ */
+export function figuresArePartial(periods: Array<StoredReading & { period_start: number }>, snapshot: (StoredReading & { period_end: number }) | null | undefined): boolean {
+  if (snapshot && partialReport(snapshot)) return true;
+  return periods.some((e) => (!snapshot || e.period_start >= snapshot.period_end) && partialReport(e));
+}
+
+/**
+ * The pacing a buy has after a reading, and the alert it raises: the pacing judged on it,
+ * or, when the reading cannot be judged, the pacing the buy had, unchanged and silent.
+ */
+export function nextPacing(before: Pacing, judged: Pacing, judgeable: boolean): { pacing: Pacing; alert: 'under' | 'over' | null } {
+  if (!judgeable) return { pacing: before, alert: null };
+  return { pacing: judged, alert: pacingAlert(before.state, judged.state) };
 }
 
 /**

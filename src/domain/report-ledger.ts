@@ -51,6 +51,8 @@ export interface LedgerEntry {
   by_package: Array<{ package_id: string; impressions?: number; spend?: number; clicks?: number }>;
   received_at: number;
   superseded_by: string | null;
+  /** The buy's status as the report's row stated it (`reporting_delayed` says its figures are not all in). */
+  status?: string | null;
 }
 
 export interface IncomingPeriod {

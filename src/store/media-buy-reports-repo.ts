@@ -61,7 +61,7 @@ export class MediaBuyReportsRepo {
     const { rows } = await runSql<LedgerRowWithBuy>(
       trx,
       this.db.direct,
-      'SELECT buy_id, id, kind, notification_type, sequence_number, period_start, period_end, impressions, spend, clicks, by_package, received_at, superseded_by ' +
+      'SELECT buy_id, id, kind, notification_type, sequence_number, period_start, period_end, impressions, spend, clicks, by_package, received_at, superseded_by, status ' +
         `FROM media_buy_reports WHERE buy_id IN (${padded.map(() => '?').join(', ')}) AND kind = 'period' AND superseded_by IS NULL ORDER BY buy_id, period_start, received_at, id`,
       padded,
     );
@@ -89,7 +89,7 @@ export class MediaBuyReportsRepo {
     const { rows } = await this.compiled.execute(trx, 'livePeriods', [buyId, 'period'], ([b, k]) =>
       trx
         .selectFrom('media_buy_reports')
-        .select(['id', 'kind', 'notification_type', 'sequence_number', 'period_start', 'period_end', 'impressions', 'spend', 'clicks', 'by_package', 'received_at', 'superseded_by'])
+        .select(['id', 'kind', 'notification_type', 'sequence_number', 'period_start', 'period_end', 'impressions', 'spend', 'clicks', 'by_package', 'received_at', 'superseded_by', 'status'])
         .where('buy_id', '=', b)
         .where('kind', '=', k)
         .where('superseded_by', 'is', null)

@@ -2,13 +2,14 @@
  * Applying what the seller says of a buy in a `get_media_buys` row (a background
  * status read, or a person's refresh): status, revision, the actions it allows
  * now, flight, budget and packages; pacing is judged again with what changed
- * (a new budget, the packages' `pacing_index`). Timers follow the status
+ * (a new budget, the packages' `pacing_index`), unless the figures still count a
+ * report the seller said was not whole (src/domain/pacing.ts). Timers follow the status
  * (src/domain/media-buy-plans.ts).
  */
 import { buyPacing, mergePackages, type PackageState } from '../../domain/media-buy-delivery.js';
 import { statusPart, timersAfterStatusRead, type NewEventSpec } from '../../domain/media-buy-plans.js';
 import { readablePart } from '../../domain/media-buy-unreadable.js';
-import { DEFAULT_PACING, pacingAlert, type PacingState } from '../../domain/pacing.js';
+import { DEFAULT_PACING, figuresArePartial, nextPacing, type Pacing, type PacingState } from '../../domain/pacing.js';
 import type { MediaBuyRow } from '../../store/index.js';
 import type { BuyPlan, MediaBuyPatch } from '../../store/media-buys-repo.js';
 import type { Tx } from '../../store/tx.js';
@@ -76,12 +77,18 @@ export async function planStatusRead(
   const after = { ...buy, ...patch } as MediaBuyRow;
   const thresholds = (await ctx.store.settings.forTenantIn(buy.tenant_id, trx)).pacing ?? DEFAULT_PACING;
   const figures = { impressions: buy.impressions, spend: buy.spend, clicks: buy.clicks, through: buy.delivered_through, source: null, byPackage: {} };
-  const pacing = buyPacing(after, figures, packages, thresholds);
+  const judged = buyPacing(after, figures, packages, thresholds);
+  const before: Pacing = { state: buy.pacing_state as PacingState, ratio: buy.pacing_ratio, expected_spend: buy.pacing_expected };
+  // The figures are the last reports': while they count one the seller said was not whole, the state
+  // judged when it came holds (pacing.ts). Looked up only when this read would change the state.
+  const crosses = judged.state !== before.state;
+  const partial = crosses && figuresArePartial(await ctx.store.reports.livePeriodsIn(trx, buy.id), await ctx.store.reports.latestSnapshotIn(trx, buy.id));
+  const { pacing, alert } = nextPacing(before, judged, !partial);
   if (pacing.state !== buy.pacing_state || pacing.ratio !== buy.pacing_ratio) {
     Object.assign(patch, { pacing_state: pacing.state, pacing_ratio: pacing.ratio, pacing_expected: pacing.expected_spend });
     if (pacing.state !== buy.pacing_state) {
       const detail = { state: pacing.state, from: buy.pacing_state, ratio: pacing.ratio, expected_spend: pacing.expected_spend };
-      events.push({ source, kind: pacingAlert(buy.pacing_state as PacingState, pacing.state) ? 'pacing_alert' : 'pacing_changed', detail });
+      events.push({ source, kind: alert ? 'pacing_alert' : 'pacing_changed', detail });
     }
   }
   Object.assign(patch, timersAfterStatusRead(after, after.status, ctx.tracking, now, ctx.random));

@@ -1,6 +1,6 @@
 /** Pacing: linear by flight or the seller's index, thresholds, not_started, one alert per crossing. */
 import { describe, expect, it } from 'vitest';
-import { buyPacingIndex, DEFAULT_PACING, pacingAlert, pacingOf, pacingThresholdProblem, type PacingState } from '../../../src/domain/pacing.js';
+import { buyPacingIndex, DEFAULT_PACING, figuresArePartial, judgeableReading, nextPacing, pacingAlert, pacingOf, pacingThresholdProblem, type Pacing, type PacingState } from '../../../src/domain/pacing.js';
 
 const flight = { budget: 1000, flightStart: 0, flightEnd: 100 };
 
@@ -33,6 +33,45 @@ describe('pacingAlert', () => {
     const path: PacingState[] = ['not_started', 'under', 'under', 'on_track', 'over', 'over', 'under'];
     const alerts = path.slice(1).map((s, i) => pacingAlert(path[i]!, s));
     expect(alerts).toEqual(['under', null, null, 'over', null, 'under']);
+  });
+});
+
+describe('judging only whole figures', () => {
+  it("an on-plan buy whose first hour is reported late (a delayed report of a tenth), then whole: no crossing, no alert", () => {
+    const notStarted: Pacing = { state: 'not_started', ratio: null, expected_spend: null };
+    // Partial: a tenth of the plan by then. Judged as it stands it is under-pacing.
+    const partial = pacingOf({ ...flight, spend: 25, through: 25 });
+    expect(partial.state).toBe('under');
+    const held = nextPacing(notStarted, partial, judgeableReading({ notificationType: 'delayed', partialData: true, rowStatus: 'reporting_delayed' }));
+    expect(held).toEqual({ pacing: notStarted, alert: null });
+    // Whole: on plan.
+    const whole = nextPacing(held.pacing, pacingOf({ ...flight, spend: 250, through: 25 }), judgeableReading({ notificationType: 'scheduled', partialData: false, rowStatus: 'active' }));
+    expect(whole).toEqual({ pacing: { expected_spend: 250, ratio: 1, state: 'on_track' }, alert: null });
+  });
+  it('a real crossing on whole figures still alerts, once', () => {
+    const onTrack: Pacing = { state: 'on_track', ratio: 1, expected_spend: 500 };
+    const under = pacingOf({ ...flight, spend: 300, through: 50 });
+    expect(nextPacing(onTrack, under, true)).toEqual({ pacing: under, alert: 'under' });
+    expect(nextPacing(under, pacingOf({ ...flight, spend: 350, through: 60 }), true).alert).toBeNull();
+  });
+  it('tells partial readings: delayed, a row reporting_delayed or failed, partial_data without a row status, figures still counting one', () => {
+    expect(judgeableReading({ notificationType: 'scheduled', partialData: false })).toBe(true);
+    expect(judgeableReading({ notificationType: 'final', partialData: true, rowStatus: 'completed' })).toBe(true);
+    expect(judgeableReading({ notificationType: 'delayed', partialData: false, rowStatus: 'active' })).toBe(false);
+    expect(judgeableReading({ notificationType: 'scheduled', partialData: true, rowStatus: 'reporting_delayed' })).toBe(false);
+    expect(judgeableReading({ notificationType: 'scheduled', partialData: false, rowStatus: 'failed' })).toBe(false);
+    expect(judgeableReading({ notificationType: 'scheduled', partialData: true })).toBe(false);
+    expect(judgeableReading({ notificationType: 'scheduled', partialData: false, rowStatus: 'active', figuresPartial: true })).toBe(false);
+  });
+  it("figures are partial while they count a partial report: a period after the latest poll's snapshot, or that snapshot", () => {
+    const delayed = { notification_type: 'delayed', status: 'reporting_delayed', period_start: 0 };
+    const whole = { notification_type: 'scheduled', status: 'active', period_start: 10 };
+    expect(figuresArePartial([whole], null)).toBe(false);
+    expect(figuresArePartial([delayed, whole], null)).toBe(true);
+    expect(figuresArePartial([{ ...whole, status: 'reporting_delayed' }], null)).toBe(true);
+    // A snapshot through 10 replaces the periods before it.
+    expect(figuresArePartial([delayed, whole], { notification_type: null, status: 'active', period_end: 10 })).toBe(false);
+    expect(figuresArePartial([whole], { notification_type: null, status: 'reporting_delayed', period_end: 10 })).toBe(true);
   });
 });
 
