@@ -20,7 +20,7 @@ import { getMediaBuyDeliveryReply, getMediaBuysReply } from './media-buy-reads.j
 import { updateMediaBuy } from './update-media-buy.js';
 import { listCreatives, queueAsTask, syncCreatives } from './creative-tools.js';
 import type { DeliveryContent, Notifier } from './notifications.js';
-import { findSandboxProduct, type SandboxBehaviour } from './products.js';
+import { findSandboxProduct, SANDBOX_FORMAT_IDS, type SandboxBehaviour } from './products.js';
 import type { StatsRecorder } from './stats.js';
 import { getTaskReply, listTasksReply, taskView } from './task-views.js';
 import {
@@ -212,6 +212,7 @@ export class SellerCore {
       ...(this.live.opts.creativeAdvisoryStatus && { advisory: this.live.opts.creativeAdvisoryStatus }),
       // Queued: a task that syncs after submittedDelayMs, its result by webhook and tasks/get.
       queue: queueAsTask(this.tasks, this.opts.submittedDelayMs),
+      formats: SANDBOX_FORMAT_IDS,
     });
   }
 

@@ -6,12 +6,12 @@
  * (or, when a creative's name contains "queue", `submitted` with a task that does
  * the sync and completes later, its result by webhook and `tasks/get`):
  * each creative `created`, `updated` or `unchanged` with its advisory
- * `pending_review` status, or `failed` with the schema's complaints about it (the
- * others still go through: lenient, as AdCP allows per item); assignments to the
- * account's buys' packages are recorded (`assigned_to`), others reported in
- * `assignment_errors`. A request off the schema outside its creatives is refused
- * whole. `list_creatives` filters by ids, statuses, names, buys and update times,
- * and pages with a cursor.
+ * `pending_review` status, or `failed` when its format is not one this seller
+ * offers (the others still go through, as AdCP allows per item); assignments to
+ * the account's buys' packages are recorded (`assigned_to`), others reported in
+ * `assignment_errors`. A request off the schema never gets here: it is refused
+ * whole, as an SDK-built seller refuses it (request-check.ts). `list_creatives`
+ * filters by ids, statuses, names, buys and update times, and pages with a cursor.
  */
 import { checkPushConfig } from './behaviours.js';
 import type { IdempotencyLedger } from './idempotency.js';
@@ -19,7 +19,7 @@ import type { TaskRegistry } from './tasks.js';
 import { IDEMPOTENCY_KEY_PATTERN } from './idempotency.js';
 import { CREATIVE_STATUSES, CreativeLibrary, type LibraryCreative } from './creative-library.js';
 import type { MediaBuyBook } from './media-buy-book.js';
-import { assertValidAdcpReply, sdkValidator } from './sdk-validator.js';
+import { assertValidAdcpReply } from './sdk-validator.js';
 import { errorResult, isPlainObject, ok, type ToolResult } from './wire.js';
 
 type Args = Record<string, unknown>;
@@ -60,6 +60,8 @@ export async function syncCreatives(
     advisory?: string;
     /** How a sync whose creatives ask for it ("queue" in a name) is run later, as a task. */
     queue?: QueueSync;
+    /** The format ids this seller takes (its products'); a creative in another fails its item. */
+    formats?: readonly string[];
   } = {},
 ): Promise<ToolResult> {
   const advisory = opts.advisory;
@@ -69,16 +71,6 @@ export async function syncCreatives(
   const key = args.idempotency_key;
   if (typeof key !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(key)) return fail('INVALID_REQUEST', 'idempotency_key is required and must match ^[A-Za-z0-9_.:-]{16,255}$', 'idempotency_key');
   if (!Array.isArray(args.creatives) || args.creatives.length === 0) return fail('INVALID_REQUEST', 'creatives must be a non-empty array', 'creatives');
-  // The schema's complaints, split: those about one creative fail that creative only.
-  const issues = sdkValidator.validateRequest('sync_creatives', args).issues;
-  const perCreative = new Map<number, string[]>();
-  const whole: string[] = [];
-  for (const issue of issues) {
-    const m = /^\/creatives\/(\d+)(\/|$)/.exec(issue.pointer);
-    if (m) perCreative.set(Number(m[1]), [...(perCreative.get(Number(m[1])) ?? []), `${issue.pointer} ${issue.message}`]);
-    else if (issue.pointer !== '/creatives' || issue.keyword !== 'oneOf') whole.push(`${issue.pointer || '/'} ${issue.message}`);
-  }
-  if (whole.length > 0) return fail('INVALID_REQUEST', `sync_creatives is off the AdCP schema: ${whole.slice(0, 5).join('; ')}`, undefined, { issues: whole.slice(0, 20) });
   const accountId = CreativeLibrary.accountOf(args.account);
   const { result } = await ledger.run(principal, key, args, async () => {
     const queued = opts.queue && (args.creatives as unknown[]).some((c) => isPlainObject(c) && typeof c.name === 'string' && QUEUE_WORD.test(c.name));
@@ -94,8 +86,8 @@ export async function syncCreatives(
     const items = (args.creatives as unknown[]).map((raw, i) => {
       const c = isPlainObject(raw) ? raw : {};
       const id = typeof c.creative_id === 'string' ? c.creative_id : `creatives[${i}]`;
-      const problems = perCreative.get(i);
-      if (problems) return { creative_id: id, action: 'failed', errors: problems.slice(0, 10).map((message) => ({ code: 'VALIDATION_ERROR', message })) };
+      const unsupported = formatProblem(c.format_id, opts.formats);
+      if (unsupported) return { creative_id: id, action: 'failed', errors: [{ code: 'CREATIVE_REJECTED', message: unsupported, field: `creatives[${i}].format_id` }] };
       const { action, creative } = library.upsert(accountId, c);
       const assigned: string[] = [];
       const assignmentErrors: Record<string, string> = {};
@@ -180,4 +172,12 @@ function view(c: LibraryCreative, withAssignments: boolean): Record<string, unkn
       assignments: { assignment_count: c.assignments.length, assigned_packages: c.assignments.map((a) => ({ package_id: a.package_id, assigned_date: a.assigned_date })) },
     }),
   };
+}
+
+/** Why this seller cannot take a creative of `formatId` (null when it can, or when no formats are set). */
+function formatProblem(formatId: unknown, formats: readonly string[] | undefined): string | null {
+  if (!formats) return null;
+  const id = isPlainObject(formatId) ? formatId.id : undefined;
+  if (typeof id === 'string' && formats.includes(id)) return null;
+  return `Sandbox: format ${typeof id === 'string' ? id : JSON.stringify(formatId)} is not one this seller offers (${formats.join(', ')})`;
 }

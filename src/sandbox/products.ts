@@ -163,6 +163,9 @@ export const SANDBOX_CPM = 10;
 /** The pricing option every sandbox product offers; buyers pass it back in packages. */
 export const SANDBOX_PRICING_OPTION_ID = 'cpm_usd_fixed';
 
+/** The creative formats every sandbox product takes; a creative in another fails its item of a sync. */
+export const SANDBOX_FORMAT_IDS: readonly string[] = ['display_300x250'];
+
 /** Minimum budget per package; below it any product answers BUDGET_TOO_LOW (like a real seller). */
 export const SANDBOX_MIN_BUDGET = 1;
 
@@ -173,7 +176,7 @@ export function toAdcpProduct(p: SandboxProduct, agentUrl: string): Record<strin
     name: p.name,
     description: p.description,
     publisher_properties: [{ publisher_domain: 'sandbox.example', selection_type: 'all' }],
-    format_ids: [{ agent_url: agentUrl, id: 'display_300x250' }],
+    format_ids: SANDBOX_FORMAT_IDS.map((id) => ({ agent_url: agentUrl, id })),
     delivery_type: 'guaranteed',
     pricing_options: [
       { pricing_option_id: SANDBOX_PRICING_OPTION_ID, pricing_model: 'cpm', currency: 'USD', fixed_price: SANDBOX_CPM },

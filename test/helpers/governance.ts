@@ -44,11 +44,15 @@ export interface Caller {
   poll(taskId: string): Promise<TaskReply>;
 }
 
+/**
+ * A raw client for a sandbox agent: it sends what it is given, valid or not (the orchestrator's
+ * own check is bypassed: these tests are about what the agent does with any request).
+ */
 export function caller(agent: AgentEndpoint): Caller {
   const client = createAdcpClient({ callTimeoutMs: 20_000, pollTimeoutMs: 20_000 });
   return {
     client,
-    call: (task, params) => client.callTask(agent, task, params),
+    call: (task, params) => client.callTask(agent, task, params, { requestChecked: true }),
     poll: (taskId) => client.getTask(agent, taskId),
   };
 }

@@ -55,11 +55,11 @@ describe('a call given up at its deadline is hung up on', () => {
   it('the MCP handshake, shared by the calls waiting on it, once the last of them gives up', async () => {
     const { seller, client, mcp } = await setUp();
     seller.set('initialize', 'drip');
-    await expectHungUp(seller, () => Promise.all([client.callTask(mcp, 'get_products', {}), client.callTask(mcp, 'get_products', {}, { timeoutMs: TIMEOUT_MS / 2 })]));
+    await expectHungUp(seller, () => Promise.all([client.callTask(mcp, 'get_products', { buying_mode: 'wholesale' }), client.callTask(mcp, 'get_products', { buying_mode: 'wholesale' }, { timeoutMs: TIMEOUT_MS / 2 })]));
     expect(seller.closedDrips.map((d) => d.tool)).toEqual(['initialize']);
     // The handshake was aborted, not cached: the next call connects afresh.
     seller.set('initialize', 'ok');
-    expect((await client.callTask(mcp, 'get_products', {})).status).toBe('completed');
+    expect((await client.callTask(mcp, 'get_products', { buying_mode: 'wholesale' })).status).toBe('completed');
   });
 
   it('the lean MCP poll', async () => {
@@ -105,18 +105,18 @@ describe('a reply past the cap on reply size', () => {
     const { seller, client, mcp, a2a } = await setUp(CAP);
     seller.set('get_products', HUGE);
     seller.set('tasks/get', HUGE);
-    await expectTooLarge(seller, 'get_products', () => client.callTask(mcp, 'get_products', {}));
+    await expectTooLarge(seller, 'get_products', () => client.callTask(mcp, 'get_products', { buying_mode: 'wholesale' }));
     await expectTooLarge(seller, 'tasks/get', () => client.getTask(mcp, 'task_1'));
     expect(seller.calls.filter((c) => c.tool === 'tasks/get')).toHaveLength(1); // the lean path's answer stands
     seller.cutReplies.length = 0;
-    await expectTooLarge(seller, 'get_products', () => client.callTask(a2a, 'get_products', {}));
+    await expectTooLarge(seller, 'get_products', () => client.callTask(a2a, 'get_products', { buying_mode: 'wholesale' }));
   });
 
   it('is read whole below the cap', async () => {
     const { seller, client, mcp, a2a } = await setUp(16 * 1024 * 1024);
     seller.set('get_products', HUGE);
     for (const agent of [mcp, a2a]) {
-      const reply = await client.callTask(agent, 'get_products', {}, { timeoutMs: 30_000 });
+      const reply = await client.callTask(agent, 'get_products', { buying_mode: 'wholesale' }, { timeoutMs: 30_000 });
       expect(reply.status).toBe('completed');
       expect((reply.data.products as unknown[]).length).toBeGreaterThan(10_000);
       // A large reply carries its data's JSON, made once, for storing.

@@ -166,12 +166,13 @@ describe('creatives of a live buy', () => {
     stack = await fastReviews();
     const { seller, orch, agentId } = stack;
     const buy = await buyLive(orch, agentId);
-    const { assets: _assets, ...noAssets } = displayCreative('cr_broken', 'Banner without assets', seller.url);
-    const sent = await orch.api('POST', `/v1/media-buys/${buy.id}/creatives`, { creatives: [displayCreative('cr_fine', 'Banner', seller.url), noAssets] });
+    // Valid for the schema, but in a format this seller does not offer: it fails that item and takes the other.
+    const otherFormat = { ...displayCreative('cr_broken', 'Billboard', seller.url), format_id: { agent_url: seller.url, id: 'billboard_970x250' } };
+    const sent = await orch.api('POST', `/v1/media-buys/${buy.id}/creatives`, { creatives: [displayCreative('cr_fine', 'Banner', seller.url), otherFormat] });
     expect(sent.status).toBe(202);
     // Recorded in the commit that ended the sync: the answer the POST returns already waits for a person.
     expect(sent.body).toMatchObject({ status: 'completed', needs_input: true, input_request: { kind: 'creative_rejected', creative_id: 'cr_broken' } });
-    expect(sent.body.input_request.rejection_reason).toContain('assets');
+    expect(sent.body.input_request.rejection_reason).toContain('billboard_970x250');
     const broken = (await orch.api('GET', `/v1/media-buys/${buy.id}`)).body.creatives.find((c: any) => c.creative_id === 'cr_broken');
     expect(broken).toMatchObject({ status: 'rejected', inbox: 'asked', sync: { state: 'synced', error: { code: 'SYNC_ITEM_FAILED' } } });
     expect(seller.creatives.list('acc_live').map((c) => c.creative_id)).toEqual(['cr_fine']);

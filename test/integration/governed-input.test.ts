@@ -46,8 +46,12 @@ describe('plans', () => {
     view = (await g.orch.api('GET', `/v1/plans/plan_versions?agent_id=${g.governanceId}`)).body;
     expect(view).toMatchObject({ status: 'active', version: 2, plan: { objectives: 'Amended' } });
 
-    // Neither reallocation field: the agent answers this plan `error` and keeps version 2.
-    const bad = await g.orch.api('POST', '/v1/plans', { agent_id: g.governanceId, plans: [plan('plan_versions', { budget: { total: 5, currency: 'USD' } })] });
+    // Off the schema (neither reallocation field): refused here, naming it, and nothing is sent.
+    const offSchema = await g.orch.api('POST', '/v1/plans', { agent_id: g.governanceId, plans: [plan('plan_versions', { budget: { total: 5, currency: 'USD' } })] });
+    expect([offSchema.status, offSchema.body.error.code, offSchema.body.error.details.issues[0].pointer]).toEqual([400, 'request_invalid', '/plans/0/budget/reallocation_threshold']);
+    // Valid for the schema but not for the agent (a flight that ends before it starts): it answers this plan `error` and keeps version 2.
+    const backwards = { start: '2030-02-01T00:00:00Z', end: '2030-01-01T00:00:00Z' };
+    const bad = await g.orch.api('POST', '/v1/plans', { agent_id: g.governanceId, plans: [plan('plan_versions', { flight: backwards })] });
     await waitForStatus(g.orch, bad.body.id, ['completed']);
     view = (await g.orch.api('GET', '/v1/plans/plan_versions')).body;
     expect(view).toMatchObject({ status: 'error', version: 2, plan: { objectives: 'Amended' }, last_sync: { status: 'error', operation_id: bad.body.id } });

@@ -87,7 +87,8 @@ describe('sandbox seller: A2A input-required continuation', () => {
     const { brand: _b, ...withoutBrand } = input;
     const invalid = await send({ messageId: crypto.randomUUID(), taskId: task.id, contextId: task.contextId, ...invoke(withoutBrand) });
     expect(invalid.result.status.state).toBe('input-required');
-    expect(dataOf(invalid.result)).toMatchObject({ status: 'input-required', errors: [{ code: 'INVALID_REQUEST', field: 'brand' }] });
+    // Off the schema (brand is required): asked again, naming where, as the seller checks every request.
+    expect(dataOf(invalid.result)).toMatchObject({ status: 'input-required', errors: [{ code: 'VALIDATION_ERROR', field: '/brand' }] });
 
     const valid = await send({ messageId: crypto.randomUUID(), taskId: task.id, contextId: task.contextId, ...invoke({ ...input, ext: { sandbox: { then: 'submitted' } } }) });
     expect(valid.result.status.state).toBe('completed');

@@ -78,16 +78,21 @@ describe('sandbox seller: creatives', () => {
     expect(s.creatives.list('acc_cr').find((c) => c.creative_id === 'no')!.reviews).toBe(2);
   });
 
-  it('fails one creative off the schema and keeps the rest; refuses a request off the schema elsewhere; replays a key', async () => {
+  it('refuses a whole sync with one creative off the schema, as an SDK-built seller does, keeping none; replays a key', async () => {
     const { s, adcp } = await seller({ creativeReviewMs: 60_000 });
     const { assets: _a, ...noAssets } = displayCreative('bad', 'No assets', s.url);
     const mixed = await sync(adcp, [displayCreative('good', 'Fine', s.url), noAssets]);
-    expect(mixed.data.creatives).toEqual([
+    expect(mixed.error).toMatchObject({ code: 'VALIDATION_ERROR', field: '/creatives/1/assets' });
+    expect((await adcp.call('list_creatives', { account })).data.creatives).toEqual([]);
+    // Valid for the schema but in a format this seller does not offer: that item fails, the others go through.
+    const billboard = { ...displayCreative('wide', 'Billboard', s.url), format_id: { agent_url: s.url, id: 'billboard_970x250' } };
+    const perItem = await sync(adcp, [displayCreative('good', 'Fine', s.url), billboard]);
+    expect(perItem.data.creatives).toEqual([
       { creative_id: 'good', action: 'created', status: 'pending_review' },
-      { creative_id: 'bad', action: 'failed', errors: [expect.objectContaining({ code: 'VALIDATION_ERROR', message: expect.stringContaining('assets') })] },
+      { creative_id: 'wide', action: 'failed', errors: [expect.objectContaining({ code: 'CREATIVE_REJECTED', field: 'creatives[1].format_id', message: expect.stringContaining('billboard_970x250') })] },
     ]);
     const refused = await adcp.call('sync_creatives', { idempotency_key: randomUUID(), account, creatives: [displayCreative('x', 'X', s.url)], validation_mode: 'sloppy' });
-    expect(refused.error?.code).toBe('INVALID_REQUEST');
+    expect(refused.error).toMatchObject({ code: 'VALIDATION_ERROR', field: '/validation_mode' });
     const key = randomUUID();
     const once = await adcp.call('sync_creatives', { idempotency_key: key, account, creatives: [displayCreative('r', 'R', s.url)] });
     const twice = await adcp.call('sync_creatives', { idempotency_key: key, account, creatives: [displayCreative('r', 'R', s.url)] });
@@ -110,7 +115,7 @@ describe('sandbox seller: creatives', () => {
     expect(page1.data.pagination).toMatchObject({ has_more: true, cursor: '2', total_count: 3 });
     const page2 = await list({}, { max_results: 2, cursor: '2' });
     expect((page2.data.creatives as any[]).map((c) => c.creative_id)).toEqual(['c']);
-    expect((await adcp.call('list_creatives', { account, filters: { statuses: ['nope'] } })).error?.code).toBe('INVALID_REQUEST');
+    expect((await adcp.call('list_creatives', { account, filters: { statuses: ['nope'] } })).error).toMatchObject({ code: 'VALIDATION_ERROR', field: '/filters/statuses/0' });
     // Another account sees none of them.
     expect((await adcp.call('list_creatives', { account: { account_id: 'acc_other' } })).data.creatives).toEqual([]);
   });

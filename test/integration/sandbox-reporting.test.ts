@@ -2,7 +2,7 @@
  * The sandbox seller's delivery reports over real HTTP: a buy bought over MCP
  * (through the project's own AdCP client) lives its compressed flight and
  * reports each period to its reporting_webhook, received by a real receiver
- * that authenticates every fire (HMAC, Bearer, RFC 9421). Then the test hooks
+ * that authenticates every fire (HMAC, Bearer). Then the test hooks
  * that make reporting misbehave: lost, silenced, duplicate, adjusted,
  * window_update, envelope, forged and combined fires.
  */
@@ -205,16 +205,22 @@ describe('sandbox seller: reporting hooks (clock stopped)', () => {
     expect(r.fires[2]!.body.result.media_buy_deliveries[0].media_buy_id).toBe(id2);
   });
 
-  it('RFC 9421 without authentication; a retry after a 500 resends the same bytes and key; forged fires are refused and use no sequence number', async () => {
+  it('refuses a reporting webhook without authentication (every 3.x schema requires it); a retry after a 500 resends the same bytes and key; forged fires are refused and use no sequence number', async () => {
     const { s, adcp } = await seller({ webhookRetry: { initialDelayMs: 10, maxDelayMs: 20 } });
-    const r = await receiver({ rfc9421: s.jwks });
+    const unsigned = await receiver({ rfc9421: s.jwks });
+    const refused = await adcp.call('create_media_buy', buyRequest(['sandbox_instant'], webhook(unsigned, 'rfc9421')));
+    expect(refused.error).toMatchObject({ code: 'VALIDATION_ERROR', field: '/reporting_webhook/authentication' });
+    expect(s.stats().mediaBuysCreated).toBe(0);
+
+    const r = await receiver({ hmac: HMAC_SECRET });
     r.answer = (n) => (n === 1 ? 500 : 204);
-    const id = await buy(adcp, buyRequest(['sandbox_instant'], webhook(r, 'rfc9421')));
+    const id = await buy(adcp, buyRequest(['sandbox_instant'], webhook(r, 'hmac')));
     const fire = (await s.reporting.fireNow(id))!;
-    expect(fire).toMatchObject({ auth: 'rfc9421', attempts: 2, delivered: true, final_status: 204 });
+    expect(fire).toMatchObject({ auth: 'hmac', attempts: 2, delivered: true, final_status: 204 });
     expect(r.fires.map((f) => [f.verified, f.status])).toEqual([[true, 500], [true, 204]]);
     expect(r.fires[1]!.raw).toBe(r.fires[0]!.raw);
-    expect(r.fires[0]!.headers['signature-input']).toContain('tag="adcp/webhook-signing/v1"');
+    // The retry is the same delivery: the same body and key, signed again at its own time.
+    expect(r.fires[1]!.body.idempotency_key).toBe(r.fires[0]!.body.idempotency_key);
 
     const forged = await s.reporting.sendBadlySignedFire(id);
     expect(forged).toMatchObject({ bad_signature: true, sequence_number: 2, final_status: 401, delivered: false, attempts: 1 });
@@ -225,7 +231,7 @@ describe('sandbox seller: reporting hooks (clock stopped)', () => {
     expect(r.fires[3]!.body.reporting_period).toEqual(r.fires[2]!.body.reporting_period);
     expect(s.reporting.buy(id)!.delivered).toHaveLength(2);
 
-    for (const [auth, creds] of [['hmac', { hmac: HMAC_SECRET }], ['bearer', { bearer: BEARER }]] as const) {
+    for (const [auth, creds] of [['bearer', { bearer: BEARER }]] as const) {
       const other = await receiver(creds);
       const otherId = await buy(adcp, buyRequest(['sandbox_instant'], webhook(other, auth)));
       expect(await s.reporting.sendBadlySignedFire(otherId)).toMatchObject({ final_status: 401, bad_signature: true });

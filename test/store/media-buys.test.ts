@@ -62,7 +62,7 @@ describe.each(dialects)('live media buys on $name', ({ make }) => {
   it('makes the buy once, in the commit that completes its create', async () => {
     const { buyId, operationId } = await completedBuy();
     const buy = (await a.mediaBuys.get(buyId))!;
-    expect(buy).toMatchObject({ tenant_id: tenantId, agent_id: agentId, status: 'active', budget_amount: 400, reporting_auth: 'none', account: JSON.stringify({ account_id: 'acc' }) });
+    expect(buy).toMatchObject({ tenant_id: tenantId, agent_id: agentId, status: 'active', budget_amount: 400, reporting_auth: 'polled:no_public_url', account: JSON.stringify({ account_id: 'acc' }) });
     expect(buy.next_check_at).not.toBeNull();
     // A later observation of the ended operation (a duplicate terminal, an event) makes no second buy.
     await a.operations.mutate(operationId, null, (row) => ({ events: [{ source: 'webhook', kind: 'transition', from: row.status, to: 'completed' }], value: null }));
