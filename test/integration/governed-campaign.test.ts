@@ -67,6 +67,11 @@ it('runs every buy to its end, waits for a person where asked, and is done with 
   expect(checks.map((c) => c.audience).sort()).toEqual([g.sellers[0]!.url, g.sellers[0]!.url, g.sellers[1]!.url].sort());
   expect(g.sellers[0]!.stats().mediaBuysCreated).toBe(2);
   expect(g.sellers[1]!.stats().mediaBuysCreated).toBe(1);
+  // Both sellers check every request against its schema: each one they received passed, reporting webhook and all.
+  for (const seller of g.sellers) {
+    expect(seller.stats().calls.filter((c) => !c.valid)).toEqual([]);
+    for (const c of seller.stats().calls.filter((x) => x.tool === 'create_media_buy')) expect(c.args.reporting_webhook).toMatchObject({ authentication: { schemes: ['HMAC-SHA256'] } });
+  }
   // The submitted one completed by the seller's webhook.
   const submitted = (await g.orch.api('GET', `/v1/operations/${done.buys[2].id}`)).body;
   expect(submitted.events.filter((e: any) => e.kind === 'transition').map((e: any) => [e.to, e.source])).toEqual([
