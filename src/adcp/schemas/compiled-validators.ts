@@ -90,8 +90,12 @@ function reachableSchemas(set: SchemaSet, schemaId: string): Array<Record<string
     found.set(id, schema);
     for (const ref of refsIn(schema)) {
       if (ref.startsWith('#')) continue;
-      // References are absolute (`/schemas/<release>/…`) or relative to the referring schema.
-      const target = new URL(ref, `https://adcp.invalid${id}`).pathname;
+      // A reference is a URL, a path (`/schemas/<release>/…`) or relative to the referring schema,
+      // and names its schema as that schema's `$id` does: resolved against the referrer, kept in its form.
+      const base = /^https?:/.test(id) ? id : `https://adcp.invalid${id}`;
+      const url = new URL(ref, base);
+      url.hash = '';
+      const target = url.origin === 'https://adcp.invalid' ? url.pathname : url.href;
       if (!found.has(target)) pending.push(target);
     }
   }

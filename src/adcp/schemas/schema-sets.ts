@@ -4,13 +4,17 @@
  *
  * 3.0 is the 3.0.6 set the pinned SDK ships (its flat tree: schemas that refer
  * to each other by `$id`, not the `bundled/` copies with every reference
- * inlined, which compile several times slower). A set is read from its spec
- * `index.json` (`schemas.<domain>.tasks.<task>.request.$ref`); the task tools
- * that sit outside the index (3.0's `tasks/get`, `tasks/list`) are added here.
+ * inlined, which compile several times slower); 3.1 and 3.2 are the spec's
+ * 3.1.19 and 3.2.0-beta.5, copied into `data/` (its README says from where). A
+ * set is read from its spec `index.json` (`schemas.<domain>.tasks.<task>.request.$ref`);
+ * the task tools that sit outside the index (`tasks/get`, `tasks/list`) are added here.
+ * A schema's `$id` is `/schemas/<release>/<path>` (3.0, 3.1) or that path under
+ * `https://adcontextprotocol.org` (3.2): either way its path names its file.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 export interface SchemaSet {
   /** The AdCP release the set is, e.g. `3.0.6`. */
@@ -28,6 +32,8 @@ const require = createRequire(import.meta.url);
 /** The versions we can check requests for, by the version we speak with an agent. */
 const ROOTS: Readonly<Record<string, () => string>> = {
   '3.0': () => join(dirname(require.resolve('@adcp/sdk/package.json')), 'dist/lib/schemas-data/3.0'),
+  '3.1': () => fileURLToPath(new URL('./data/3.1.19', import.meta.url)),
+  '3.2': () => fileURLToPath(new URL('./data/3.2.0-beta.5', import.meta.url)),
 };
 
 /** Task tools of the 3.0 line that the spec index does not list (they live in `core/`). */
@@ -69,13 +75,16 @@ function readSet(root: string): SchemaSet {
     }
   }
   for (const [tool, file] of CORE_TASK_TOOLS) {
-    if (existsSync(join(root, file))) requests.set(tool, idPrefix + file);
+    if (requests.has(tool) || !existsSync(join(root, file))) continue;
+    // Named as the set names its own schemas (a path, or a URL).
+    const { $id } = JSON.parse(readFileSync(join(root, file), 'utf8')) as { $id?: string };
+    requests.set(tool, $id ?? idPrefix + file);
   }
   return { release, root, idPrefix, requests };
 }
 
-/** The file of a schema `$id` in its set (every `$id` is `/schemas/<release>/<path>`). */
+/** The file of a schema `$id` in its set (its path is `/schemas/<release>/<file>`). */
 export function fileOf(set: SchemaSet, id: string): string | null {
-  const path = id.split('#')[0]!;
+  const path = /^https?:/.test(id) ? new URL(id).pathname : id.split('#')[0]!;
   return path.startsWith(set.idPrefix) ? join(set.root, path.slice(set.idPrefix.length)) : null;
 }
