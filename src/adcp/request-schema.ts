@@ -6,7 +6,8 @@
 import { validatorFor } from './schemas/compiled-validators.js';
 import type { AdcpError } from './types.js';
 import { schemaSet } from './schemas/schema-sets.js';
-import { issuesOf, type SchemaIssue } from './schemas/schema-issues.js';
+import type { ErrorObject } from 'ajv';
+import { issuesOf, keptErrors, type SchemaIssue } from './schemas/schema-issues.js';
 
 export type { SchemaIssue } from './schemas/schema-issues.js';
 
@@ -19,12 +20,21 @@ export const DEFAULT_ADCP_VERSION = '3.0';
  * a version we have no schemas for): then nothing can be said, and nothing is held back.
  */
 export function requestIssues(task: string, params: Record<string, unknown>, version: string = DEFAULT_ADCP_VERSION): SchemaIssue[] | null {
+  const errors = requestErrors(task, params, version);
+  return errors === null ? null : issuesOf(errors);
+}
+
+/**
+ * Ajv's own errors for the same check (of each failed union, the branch meant): for a
+ * caller that words them itself, as the sandbox seller does in the SDK's words.
+ */
+export function requestErrors(task: string, params: Record<string, unknown>, version: string = DEFAULT_ADCP_VERSION): ErrorObject[] | null {
   const set = schemaSet(version);
   const schemaId = set?.requests.get(task);
   if (!set || !schemaId) return null;
   const validate = validatorFor(set, schemaId);
   if (validate(params)) return [];
-  return issuesOf(validate.errors ?? []);
+  return keptErrors(validate.errors ?? []);
 }
 
 /**

@@ -10,11 +10,20 @@
  * unchecked. A sandbox more lenient than real sellers lets a whole class of
  * wire mistakes through every test, so each custom tool's request goes through
  * this check first, on MCP and A2A alike (both reach the same handlers).
+ *
+ * The verdict comes from the same schemas with the SDK validator's Ajv options,
+ * compiled once per installation and kept (src/adcp/request-schema.ts): the SDK's
+ * own validator compiles its bundled schema anew in every process, 0.2–0.8 s a tool,
+ * which every test process starting a sandbox paid again. Its issues are worded as
+ * the SDK words them (`formatIssue` in its schema-validator). That the two agree is
+ * what the tests against the SDK-built seller (test/helpers/sdk-seller) keep checking.
  */
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { adcpError } from '@adcp/sdk/server';
-import { sdkValidator, type ValidatorIssue } from './sdk-validator.js';
+import type { ErrorObject } from 'ajv';
+import { requestErrors } from '../adcp/request-schema.js';
+import type { ValidatorIssue } from './sdk-validator.js';
 import { isPlainObject, type ToolResult } from './wire.js';
 
 const require = createRequire(import.meta.url);
@@ -24,17 +33,15 @@ const schemaErrors = require(join(sdkDir, 'dist/lib/validation/schema-errors.js'
 };
 
 /**
- * The schema each tool's request is checked against, by the name the SDK's
- * validator knows it under. The task tools' 3.0 names are `tasks/get` and
- * `tasks/list`; the sandbox also answers their 3.1 names, checked against the
- * same (open) 3.0 schemas. `sandbox_respond` is ours alone and has none.
+ * The schema each tool's request is checked against, where its name is not its
+ * task's. The task tools' 3.0 names are `tasks/get` and `tasks/list`; the 3.0
+ * sandbox also answers `tasks_get` and the 3.1 names, checked against the same
+ * (open) 3.0 schemas. `sandbox_respond` is ours alone and has none.
  */
 const SCHEMA_OF: Readonly<Record<string, string>> = {
-  'tasks/get': 'tasks_get',
-  tasks_get: 'tasks_get',
-  get_task_status: 'tasks_get',
-  'tasks/list': 'tasks_list',
-  list_tasks: 'tasks_list',
+  tasks_get: 'tasks/get',
+  get_task_status: 'tasks/get',
+  list_tasks: 'tasks/list',
 };
 
 /** Tools without an AdCP schema: nothing to check them against. */
@@ -47,15 +54,26 @@ export interface RequestCheck {
   refusal?: ToolResult;
 }
 
-export function checkRequest(tool: string, args: Record<string, unknown>): RequestCheck {
+export function checkRequest(tool: string, args: Record<string, unknown>, version = '3.0'): RequestCheck {
   if (UNCHECKED.has(tool)) return { valid: true, issues: [] };
-  const schemaName = SCHEMA_OF[tool] ?? tool;
-  const outcome = sdkValidator.validateRequest(schemaName, args) as { valid: boolean; issues: ValidatorIssue[]; schemaId?: string };
-  if (outcome.valid) return { valid: true, issues: [] };
-  const payload = schemaErrors.buildAdcpValidationErrorPayload(tool, 'request', outcome.issues, { exposeSchemaPath: false, rootSchemaId: outcome.schemaId });
+  const errors = requestErrors(SCHEMA_OF[tool] ?? tool, args, version) ?? [];
+  if (errors.length === 0) return { valid: true, issues: [] };
+  const issues = errors.map(sdkWorded);
+  const payload = schemaErrors.buildAdcpValidationErrorPayload(tool, 'request', issues, { exposeSchemaPath: false });
   const refusal = adcpError('VALIDATION_ERROR', payload) as unknown as ToolResult;
   echoContext(refusal, args.context);
-  return { valid: false, issues: outcome.issues, refusal };
+  return { valid: false, issues, refusal };
+}
+
+/** An Ajv error as the SDK's validator reports it: the missing property in the pointer, an enum's values in the message. */
+function sdkWorded(e: ErrorObject): ValidatorIssue {
+  const params = e.params as Record<string, unknown>;
+  const missing = e.keyword === 'required' && typeof params.missingProperty === 'string' ? `/${params.missingProperty}` : '';
+  const message =
+    e.keyword === 'enum' && Array.isArray(params.allowedValues)
+      ? `must be one of: ${params.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`
+      : (e.message ?? 'validation failed');
+  return { pointer: `${e.instancePath}${missing}` || '/', message, keyword: e.keyword, schemaPath: e.schemaPath };
 }
 
 /** The caller's `context` is echoed on every reply, refusals included, as the SDK's server does. */

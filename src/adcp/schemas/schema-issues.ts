@@ -20,6 +20,20 @@ export interface SchemaIssue {
 const UNIONS: ReadonlySet<string> = new Set(['oneOf', 'anyOf']);
 
 export function issuesOf(errors: readonly ErrorObject[]): SchemaIssue[] {
+  const seen = new Set<string>();
+  const issues: SchemaIssue[] = [];
+  for (const e of keptErrors(errors)) {
+    const issue = readable(e);
+    const key = `${issue.pointer}\0${issue.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    issues.push(issue);
+  }
+  return issues;
+}
+
+/** The errors worth reporting, in Ajv's order: of each failed union, only the branch the request meant. */
+export function keptErrors(errors: readonly ErrorObject[]): ErrorObject[] {
   const kept = new Set(errors);
   const unions = errors.filter((e) => UNIONS.has(e.keyword)).sort((a, b) => b.schemaPath.length - a.schemaPath.length);
   for (const union of unions) {
@@ -30,17 +44,7 @@ export function issuesOf(errors: readonly ErrorObject[]): SchemaIssue[] {
     for (const [index, branch] of branches) if (index !== chosen) for (const e of branch) kept.delete(e);
     if ((branches.get(chosen) ?? []).length > 0) kept.delete(union);
   }
-  const seen = new Set<string>();
-  const issues: SchemaIssue[] = [];
-  for (const e of errors) {
-    if (!kept.has(e)) continue;
-    const issue = readable(e);
-    const key = `${issue.pointer}\0${issue.message}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    issues.push(issue);
-  }
-  return issues;
+  return errors.filter((e) => kept.has(e));
 }
 
 /** The errors under each branch of `union`, by branch index. */
