@@ -9,6 +9,10 @@
  * `{skill, parameters}` where the AdCP A2A profile v3 says `{skill, input}`
  * (the SDK's own server accepts both). The request is small enough to own.
  *
+ * Every JSON-RPC request activates the AdCP A2A profile v3 (a2a-profile-extension.mdx:
+ * "Clients activate the profile on every request"), so an agent that marks the profile
+ * `required` takes our calls, polls and answers alike (see PROFILE_HEADERS).
+ *
  * Requests go through the scoped fetch (request-signal.ts): the call's deadline
  * closes the connection, and a reply is read only up to the cap on reply size. The
  * agent card is fetched once for all the calls waiting on it (shared-attempt.ts).
@@ -41,6 +45,23 @@ interface Card {
 }
 
 const CARD_PATHS = ['/.well-known/agent-card.json', '/.well-known/agent.json'];
+
+/** The AdCP A2A profile v3's extension URI (a2a-profile-extension.mdx, "Extension identifier"). */
+export const ADCP_A2A_PROFILE = 'https://adcontextprotocol.org/extensions/adcp/v3';
+
+/**
+ * The profile's activation, sent with every request to the agent's interface. The page
+ * names A2A 1.0's service parameter `A2A-Extensions`; our messages are A2A 0.3 JSON-RPC
+ * (`message/send`, `kind` on parts), whose servers (the @a2a-js/sdk 0.3 one among them)
+ * read the same parameter as `X-A2A-Extensions`, so both carry it. No `A2A-Version: 1.0`:
+ * that would claim the 1.0 wire, and A2A 1.0 reads a request without it as 0.3, which
+ * ours is. The agent card is fetched without them: it is where the profile is declared,
+ * not the interface the page requires requests to activate it on.
+ */
+const PROFILE_HEADERS: Readonly<Record<string, string>> = {
+  'A2A-Extensions': ADCP_A2A_PROFILE,
+  'X-A2A-Extensions': ADCP_A2A_PROFILE,
+};
 
 /** Each request tied to the call it is made for, its reply counted against the cap. */
 const scopedFetch = fetchWithRequestSignal();
@@ -143,7 +164,7 @@ export class A2aTransport {
     };
     const response = await scopedFetch(endpoint, {
       method: 'POST',
-      headers: headersFor(agent, endpoint),
+      headers: { ...headersFor(agent, endpoint), ...PROFILE_HEADERS },
       body: JSON.stringify(body),
       signal,
     });

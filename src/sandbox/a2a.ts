@@ -19,6 +19,10 @@
  * with the task as it stands, never taken twice. `sandbox_respond` remains an
  * out-of-band channel of its own (over MCP it is the only one).
  *
+ * With `requireProfile` the seller requires the AdCP A2A profile v3 (a2a-profile.ts):
+ * declared `required` on the card, every request refused unless it activates it, and a
+ * submitted task's handle only in its DataPart (the profile forbids the metadata copy).
+ *
  * Express is not a direct dependency of this project, but the MCP and A2A SDKs
  * depend on it, so it is always installed; it is loaded dynamically and typed
  * minimally here to keep that coupling in one place.
@@ -38,6 +42,7 @@ import {
 } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
 import type { AdcpServer } from '@adcp/sdk/server';
+import { parseErrorAsJsonRpc, REQUIRED_PROFILE, requireProfile } from './a2a-profile.js';
 import { continueTask, refusalFor } from './continuations.js';
 import type { SellerCore } from './core.js';
 import { runWithBearer } from './request-span.js';
@@ -47,6 +52,11 @@ export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
 interface ExpressApp extends NodeHandler {
   use(path: string, ...handlers: unknown[]): unknown;
+}
+
+interface ExpressModule {
+  (): ExpressApp;
+  json(): unknown;
 }
 
 /**
@@ -83,11 +93,13 @@ type OpenTasks = Map<string, { adcpTaskId: string; skill: string }>;
 
 export interface A2aOptions {
   submittedDelayMs: number;
+  /** Require the AdCP A2A profile v3 on every request (see the module comment). */
+  requireProfile?: boolean;
 }
 
 export async function createA2AHandler(adcp: AdcpServer, core: SellerCore, a2aUrl: string, opts: A2aOptions): Promise<NodeHandler> {
   const moduleName = 'express';
-  const mod = (await import(moduleName)) as { default: () => ExpressApp };
+  const mod = (await import(moduleName)) as { default: ExpressModule };
   const app = mod.default();
   const card: AgentCard = {
     name: 'AdCP sandbox seller',
@@ -97,7 +109,7 @@ export async function createA2AHandler(adcp: AdcpServer, core: SellerCore, a2aUr
     protocolVersion: '0.3.0',
     defaultInputModes: ['application/json'],
     defaultOutputModes: ['application/json'],
-    capabilities: { streaming: false, pushNotifications: false },
+    capabilities: { streaming: false, pushNotifications: false, ...(opts.requireProfile && { extensions: [REQUIRED_PROFILE] }) },
     skills: SKILLS.map(([id, description]) => ({ id, name: id, description, tags: ['adcp'] })),
   };
   const store = new InMemoryTaskStore();
@@ -112,6 +124,7 @@ export async function createA2AHandler(adcp: AdcpServer, core: SellerCore, a2aUr
   const cardHandler = agentCardHandler({ agentCardProvider: handler });
   app.use('/a2a/.well-known/agent-card.json', cardHandler);
   app.use('/.well-known/agent-card.json', cardHandler);
+  if (opts.requireProfile) app.use('/a2a', mod.default.json(), requireProfile, parseErrorAsJsonRpc);
   app.use('/a2a', jsonRpcHandler({ requestHandler: handler, userBuilder: userBuilder as never }));
   return app;
 }
@@ -235,7 +248,7 @@ class SellerExecutor implements AgentExecutor {
         artifactId: randomUUID(),
         name: state === 'failed' ? 'error' : adcpTaskId ? 'submitted' : 'result',
         parts: [{ kind: 'data', data: body }],
-        ...(adcpTaskId && { metadata: { adcp_task_id: adcpTaskId } }),
+        ...(adcpTaskId && !this.opts.requireProfile && { metadata: { adcp_task_id: adcpTaskId } }),
       },
       append: false,
       lastChunk: true,

@@ -78,6 +78,8 @@ export interface SandboxSellerOptions extends LiveBuyOptions {
   flakyFailures?: number;
   /** Serve A2A as well. Default true. */
   a2a?: boolean;
+  /** A2A requires the AdCP A2A profile v3: a request that does not activate it is refused (sandbox/a2a-profile.ts). */
+  a2aRequireProfile?: boolean;
   /**
    * Sees the raw body of every MCP POST before it is handled, so a test can compare
    * the exact bytes a buyer sent. A promise holds the request until it settles (a
@@ -298,6 +300,7 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
   if (a2aUrl) {
     a2aHandler = await createA2AHandler(buildAdcpServer(core, mcpUrl, caller, stateStore), core, a2aUrl, {
       submittedDelayMs: opts.submittedDelayMs ?? 3000,
+      ...(opts.a2aRequireProfile && { requireProfile: true }),
     });
   }
 
