@@ -5,7 +5,7 @@
  */
 import { validatorFor } from './schemas/compiled-validators.js';
 import type { AdcpError } from './types.js';
-import { schemaSet } from './schemas/schema-sets.js';
+import { knownVersions, schemaSet } from './schemas/schema-sets.js';
 import type { ErrorObject } from 'ajv';
 import { issuesOf, keptErrors, type SchemaIssue } from './schemas/schema-issues.js';
 
@@ -57,4 +57,26 @@ export function requestInvalidError(task: string, params: Record<string, unknown
 export function describeIssues(issues: readonly SchemaIssue[]): string {
   const shown = issues.slice(0, 3).map((i) => `${i.pointer} ${i.message}`);
   return issues.length > 3 ? `${shown.join('; ')}; and ${issues.length - 3} more` : shown.join('; ');
+}
+
+/** The tasks we send, whose validators are worth compiling ahead (at install: scripts/prepare.mjs). */
+export const TASKS_WE_SEND = [
+  'create_media_buy', 'update_media_buy', 'get_media_buys', 'get_media_buy_delivery', 'sync_creatives', 'list_creatives',
+  'get_products', 'get_adcp_capabilities', 'tasks/get', 'tasks/list', 'get_task_status', 'list_tasks',
+  'sync_plans', 'check_governance', 'report_plan_outcome', 'sync_governance', 'activate_signal', 'acquire_rights',
+] as const;
+
+/** Compiles (and caches on disk) the validators of `tasks` in every version we speak; returns how many. */
+export function warmRequestValidators(tasks: readonly string[] = TASKS_WE_SEND): number {
+  let n = 0;
+  for (const version of knownVersions()) {
+    const set = schemaSet(version);
+    for (const task of tasks) {
+      const schemaId = set?.requests.get(task);
+      if (!set || !schemaId) continue;
+      validatorFor(set, schemaId);
+      n++;
+    }
+  }
+  return n;
 }

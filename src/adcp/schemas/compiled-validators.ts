@@ -45,8 +45,9 @@ export function validatorFor(set: SchemaSet, schemaId: string): CompiledValidato
 }
 
 function cacheFile(set: SchemaSet, schemaId: string): string {
-  // The release names the schemas; Ajv's version, the code it generates.
-  const digest = createHash('sha256').update(`${AJV_VERSION}\0${set.release}\0${set.root}\0${schemaId}`).digest('hex').slice(0, 24);
+  // The release names the schemas (a release's schemas never change; the same whether read from
+  // src/ or dist/); Ajv's version, the code it generates.
+  const digest = createHash('sha256').update(`${AJV_VERSION}\0${set.release}\0${schemaId}`).digest('hex').slice(0, 24);
   return join(CACHE_DIR, `${digest}.cjs`);
 }
 
