@@ -24,6 +24,7 @@ import { ANSWER_CHECK } from './engine/input-requests.js';
 import { INPUT_TIMER_CHECK, InputTimers } from './engine/input-timers.js';
 import { SpendApproval } from './engine/spend-approval.js';
 import { CancelService } from './engine/cancel-operation.js';
+import { AgentCapabilitiesService } from './engine/agent-capabilities.js';
 import { createReconciliation } from './engine/reconcile-setup.js';
 import { InstancePresence } from './engine/instances.js';
 import type { Reconciler } from './engine/reconciler.js';
@@ -229,6 +230,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
   const unsubscribeDispatcher = bus.subscribe(() => subscriptions.wake());
   const unsubscribeBuyDispatch = bus.subscribeBuys((change) => change.notifications.length > 0 && subscriptions.wake());
   const cancel = new CancelService(store, operations, bus, metrics, clock);
+  const agentCapabilities = new AgentCapabilitiesService({ store, adcp, secrets, clock, log: logger, timeoutMs: Math.min(config.ADCP_ORCH_CALL_TIMEOUT_MS, 10_000) });
   // Which operations changed, from every instance: the dashboard's live pages and the MCP server's waits and subscriptions.
   const liveChanges = liveSourceFrom(live.feed, live.wakes);
   const dashboard = dashboardRoutes({
@@ -277,6 +279,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     answers,
     spendApproval,
     cancel,
+    capabilities: agentCapabilities,
     starter,
     governance: { guard, plans, campaigns },
     mediaBuys,
@@ -346,6 +349,13 @@ export async function createApp(opts: AppOptions): Promise<App> {
               if (n > 0) logger.info({ applied: n }, 'applied webhook deliveries left unapplied');
               const fires = await applyPendingFires(reportIngest, logger);
               if (fires > 0) logger.info({ applied: fires }, 'applied reporting fires left unapplied');
+            },
+          },
+          {
+            // Agents never asked (registered before this existed) are asked on the first round.
+            name: 'refresh agent capabilities',
+            run: async () => {
+              await agentCapabilities.refreshDue(config.ADCP_ORCH_CAPABILITIES_REFRESH_MS);
             },
           },
           {

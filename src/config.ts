@@ -46,6 +46,8 @@ export const ConfigSchema = z.object({
   ADCP_ORCH_BACKUP_POLL_AFTER_MS: intMs(120_000),
   /** Periodic reconciliation with each seller (and once shortly after start); 0 turns both off. */
   ADCP_ORCH_RECONCILE_INTERVAL_MS: intMs(900_000),
+  /** How often each agent is asked again for its capabilities (get_adcp_capabilities; also at registration and on refresh). */
+  ADCP_ORCH_CAPABILITIES_REFRESH_MS: intMs(21_600_000),
   /** Tasks asked of a seller per list_tasks page while reconciling (the spec allows 1–100). */
   ADCP_ORCH_RECONCILE_PAGE_SIZE: z.coerce.number().int().min(1).max(100).default(100),
   /** How long a `working` reply is left alone before polling starts (AdCP spec, polling, timeouts, retries, reconciliation: ~5 min). */

@@ -15,6 +15,7 @@ import type { HttpFailure } from './http-failure.js';
 import { McpTransport } from './mcp-transport.js';
 import { listPageFromPayload, taskReplyFromPoll } from './poll.js';
 import { protocolPayload, taskReplyFromRaw, type RawReply } from './raw-reply.js';
+import { DIALECT_3_0, withVersionPin, type AgentDialect } from './dialect.js';
 import { requestInvalidError } from './request-schema.js';
 import { scrubbingClient } from './scrub-secrets.js';
 import { toTransportError } from './transport-error.js';
@@ -92,9 +93,26 @@ function withDeadline<T>(timeoutMs: number, maxReplyBytes: number, step: Step<T>
 }
 
 /** Nothing leaves us that the agent's schema refuses (request-schema.ts): refused here, unsent. */
-function invalidRequest(task: string, params: Record<string, unknown>): AdcpTransportError | null {
-  const error = requestInvalidError(task, params);
+function invalidRequest(task: string, params: Record<string, unknown>, dialect: AgentDialect): AdcpTransportError | null {
+  const error = requestInvalidError(task, params, dialect.version);
   return error ? new AdcpTransportError(error.message!, 'request_invalid', undefined, error) : null;
+}
+
+/**
+ * The task tool to call: the dialect's own (`get_task_status` at 3.1+, `tasks/get` at 3.0), else
+ * the other version's name when only that one is listed; null when the agent lists its tools and
+ * neither is among them: then it is never called (an agent without task tools, as some are).
+ * An agent whose tools we could not list is called with the dialect's own.
+ */
+export function chooseTaskTool(preferred: string, other: string, listed: ReadonlySet<string> | null): string | null {
+  if (!listed || listed.size === 0 || listed.has(preferred)) return preferred;
+  return listed.has(other) ? other : null;
+}
+
+/** A task tool the agent does not offer: nothing was sent. */
+function unsupportedTaskTool(what: string, names: string[]): AdcpTransportError {
+  const message = `the agent offers no tool to ${what} (neither ${names.join(' nor ')})`;
+  return new AdcpTransportError(message, 'unsupported', undefined, { code: 'UNSUPPORTED_FEATURE', message, recovery: 'terminal' });
 }
 
 type ListTasksQuery = Parameters<AdcpClient['listTasks']>[1];
@@ -139,40 +157,47 @@ export function createAdcpClient(options: AdcpClientOptions = {}): AdcpClient {
     return { protocol: 'a2a', result: await a2a.send(agent, task, params, signal) };
   }
 
-  /** Tools the agent advertises. A listing failure means "unknown": fall back to the 3.0 names. */
-  async function advertised(agent: AgentEndpoint, signal: AbortSignal): Promise<Set<string>> {
+  /** Tools the agent advertises; null when they could not be listed (then nothing is ruled out). */
+  async function advertised(agent: AgentEndpoint, signal: AbortSignal): Promise<Set<string> | null> {
     try {
       return agent.protocol === 'mcp' ? await mcp.toolNames(agent, signal) : await a2a.skills(agent, signal);
     } catch (err) {
       if (signal.aborted) throw err;
-      return new Set();
+      return null;
     }
   }
 
   // Whatever an agent answers is cleaned of the secrets we sent it (see scrub-secrets.ts).
   return scrubbingClient({
     callTask(agent, task, params, opts?: CallOptions): Promise<TaskReply> {
-      const refusal = opts?.requestChecked ? null : invalidRequest(task, params);
+      const dialect = agent.dialect ?? DIALECT_3_0;
+      // The version pin the agent's dialect calls for (a stored request already carries it).
+      const pinned = withVersionPin(params, dialect);
+      const refusal = opts?.requestChecked ? null : invalidRequest(task, pinned, dialect);
       if (refusal) return Promise.reject(refusal);
       return withDeadline(opts?.timeoutMs ?? callTimeoutMs, maxReplyBytes, async (signal, ms, onHttp, bytes) =>
-        withJsonText(taskReplyFromRaw(await send(agent, task, params, signal, ms, onHttp)), bytes()),
+        withJsonText(taskReplyFromRaw(await send(agent, task, pinned, signal, ms, onHttp)), bytes()),
       );
     },
 
     continueTask(agent, continuation, task, params, opts?: CallOptions): Promise<TaskReply> {
-      const refusal = opts?.requestChecked ? null : invalidRequest(task, params);
+      const dialect = agent.dialect ?? DIALECT_3_0;
+      const pinned = withVersionPin(params, dialect);
+      const refusal = opts?.requestChecked ? null : invalidRequest(task, pinned, dialect);
       if (refusal) return Promise.reject(refusal);
       return withDeadline(opts?.timeoutMs ?? callTimeoutMs, maxReplyBytes, async (signal, _ms, _onHttp, bytes) => {
         if (agent.protocol !== 'a2a') throw new AdcpTransportError(`${agent.protocol} has no task continuation`, 'protocol');
-        return withJsonText(taskReplyFromRaw({ protocol: 'a2a', result: await a2a.send(agent, task, params, signal, continuation) }), bytes());
+        return withJsonText(taskReplyFromRaw({ protocol: 'a2a', result: await a2a.send(agent, task, pinned, signal, continuation) }), bytes());
       });
     },
 
     getTask(agent, taskId, opts?: CallOptions): Promise<TaskReply> {
       return withDeadline(opts?.timeoutMs ?? pollTimeoutMs, maxReplyBytes, async (signal, ms, onHttp, bytes) => {
-        // 3.1+ name when offered; 3.0.26 sellers answer `tasks/get` (AdCP spec, 3.0 vs 3.1 wire differences, requests).
-        const tool = (await advertised(agent, signal)).has('get_task_status') ? 'get_task_status' : 'tasks/get';
-        const args = getTaskArgs(taskId);
+        const dialect = agent.dialect ?? DIALECT_3_0;
+        const other = dialect.pollTool === 'get_task_status' ? 'tasks/get' : 'get_task_status';
+        const tool = chooseTaskTool(dialect.pollTool, other, await advertised(agent, signal));
+        if (!tool) throw unsupportedTaskTool('poll a task', [dialect.pollTool, other]);
+        const args = withVersionPin(getTaskArgs(taskId), dialect);
         const raw: RawReply =
           agent.protocol === 'mcp'
             ? { protocol: 'mcp', result: await mcp.pollTool(agent, tool, args, signal, ms, onHttp) }
@@ -183,8 +208,11 @@ export function createAdcpClient(options: AdcpClientOptions = {}): AdcpClient {
 
     listTasks(agent, query, opts?: CallOptions): Promise<ListTasksPage> {
       return withDeadline(opts?.timeoutMs ?? pollTimeoutMs, maxReplyBytes, async (signal, ms, onHttp) => {
-        const tool = (await advertised(agent, signal)).has('list_tasks') ? 'list_tasks' : 'tasks/list';
-        const raw = await send(agent, tool, listTasksArgs(query), signal, ms, onHttp);
+        const dialect = agent.dialect ?? DIALECT_3_0;
+        const other = dialect.listTool === 'list_tasks' ? 'tasks/list' : 'list_tasks';
+        const tool = chooseTaskTool(dialect.listTool, other, await advertised(agent, signal));
+        if (!tool) throw unsupportedTaskTool('list tasks', [dialect.listTool, other]);
+        const raw = await send(agent, tool, withVersionPin(listTasksArgs(query), dialect), signal, ms, onHttp);
         return listPageFromPayload(tool, protocolPayload(raw, tool));
       });
     },

@@ -3,6 +3,7 @@
  * Everything behind it (src/adcp/*) is the only code that imports @adcp/sdk.
  */
 import type { AdcpTaskStatus } from '../domain/status.js';
+import type { AgentDialect } from './dialect.js';
 
 export type AdcpProtocol = 'mcp' | 'a2a';
 export type ErrorRecovery = 'transient' | 'correctable' | 'terminal';
@@ -13,6 +14,8 @@ export interface AgentEndpoint {
   protocol: AdcpProtocol;
   /** Bearer token for the agent, already decrypted. Never logged. */
   authToken?: string;
+  /** The AdCP version we speak with it (dialect.ts); absent: 3.0, as to an agent that declared nothing. */
+  dialect?: AgentDialect;
 }
 
 /** The AdCP error pulled out of a reply or a transport failure. */
@@ -99,12 +102,14 @@ export interface CallOptions {
  * answered past the cap on reply size and the reply was not read (the agent did
  * receive the request); or, kind `request_invalid`, when the request was refused
  * here, unsent, for failing the agent's schema (`adcpError` REQUEST_INVALID, with the
- * issues). `adcpError` is set when the transport carried one (e.g. 429 with `retry_after`).
+ * issues); or, kind `unsupported`, when the agent offers no tool for the call (a task
+ * tool it does not list), unsent. `adcpError` is set when the transport carried one (e.g.
+ * 429 with `retry_after`).
  */
 export class AdcpTransportError extends Error {
   constructor(
     message: string,
-    readonly kind: 'network' | 'timeout' | 'http' | 'rpc' | 'protocol' | 'reply_too_large' | 'request_invalid',
+    readonly kind: 'network' | 'timeout' | 'http' | 'rpc' | 'protocol' | 'reply_too_large' | 'request_invalid' | 'unsupported',
     readonly httpStatus?: number,
     readonly adcpError?: AdcpError,
     /** The JSON-RPC error code, for kind `rpc`. */

@@ -74,6 +74,10 @@ export function presentAgent(a: AgentRow) {
     // Whether a token is set, never the token.
     auth: a.auth_token_enc ? { scheme: 'bearer', token_set: true } : null,
     webhook_signing: json(a.webhook_signing),
+    // What it declared (get_adcp_capabilities), null when nothing we could take; and the version we speak with it.
+    capabilities: json(a.capabilities ?? null),
+    capabilities_error: a.capabilities_error ?? null,
+    adcp_version: a.adcp_version ?? '3.0',
     created_at: iso(a.created_at),
   };
 }

@@ -27,6 +27,7 @@ import type { GovernanceGuard } from '../engine/governance/governed-ops.js';
 import type { PlanBook } from '../engine/governance/plan-book.js';
 import type { CampaignService } from '../engine/governance/campaigns.js';
 import { OperationStarter } from '../engine/operation-starter.js';
+import type { AgentCapabilitiesService } from '../engine/agent-capabilities.js';
 import { planRoutes } from './routes/plans.js';
 import { campaignRoutes } from './routes/campaigns.js';
 import { mediaBuyRoutes } from './routes/media-buys.js';
@@ -49,6 +50,8 @@ export interface ApiDeps {
   spendApproval?: SpendApproval;
   /** Absent in route-level tests that build the API alone. */
   cancel?: CancelService;
+  /** Asks agents for their capabilities (absent: registration does not ask). */
+  capabilities?: AgentCapabilitiesService;
   /** Governance before every spend (absent in route-level tests: governed requests are then refused with 501). */
   governance?: { guard: GovernanceGuard; plans: PlanBook; campaigns: CampaignService };
   /** Starts operations (built from operations, spendApproval and governance when absent). */

@@ -200,16 +200,17 @@ function view(checkId: string | undefined, decision: CheckView['decision'], deci
 export const TARGET_AGENT_EXT = 'adcp_orchestrator';
 
 /** The check_governance arguments for the request as it stands (its exact seller arguments as the payload). */
-export function checkArguments(state: GovernedState, payload: Record<string, unknown>, operationId: string): Record<string, unknown> {
+export function checkArguments(state: GovernedState, payload: Record<string, unknown>, operationId: string, agentVersion = '3.0'): Record<string, unknown> {
+  // The seller the token is for (its audience). 3.2 names it `target_agent` at the root; 3.0's
+  // request is closed to unknown fields and 3.1 has no such field, so there it travels in `ext`,
+  // the open vendor-namespaced place for features proposed for standardization.
+  const target = agentVersion === '3.2' ? { target_agent: state.target_agent } : { ext: { [TARGET_AGENT_EXT]: { target_agent: state.target_agent } } };
   return {
     plan_id: state.plan_id,
     caller: state.caller,
     tool: state.tool,
     payload,
-    // The seller the token is for (its audience). 3.2 names it `target_agent` at the root; the
-    // 3.0 request is closed to unknown fields, so it travels in `ext`, the open vendor-namespaced
-    // place for features proposed for standardization, where an agent that knows it finds it.
-    ext: { [TARGET_AGENT_EXT]: { target_agent: state.target_agent } },
+    ...target,
     ...(state.continuity ? { governance_context: state.continuity } : {}),
     context: { orchestrator_operation_id: operationId },
   };

@@ -5,6 +5,8 @@
  * opening costs an AES-GCM decryption): a new token is a new sealed value, so a changed
  * credential is never served from here. Bounded; in memory only, never logged.
  */
+import type { AgentCapabilities } from '../adcp/capabilities.js';
+import { chooseDialect, DIALECT_3_0, type AgentDialect } from '../adcp/dialect.js';
 import type { AgentEndpoint } from '../adcp/types.js';
 import type { AgentRow } from '../store/index.js';
 import type { SecretBox } from '../store/secret-box.js';
@@ -29,5 +31,24 @@ export function endpointFor(agent: AgentRow, secrets: SecretBox): AgentEndpoint 
     url: agent.url,
     protocol: agent.protocol as AgentEndpoint['protocol'],
     authToken: agent.auth_token_enc ? openToken(agent.auth_token_enc, secrets) : undefined,
+    dialect: dialectOf(agent),
   };
+}
+
+const dialects = new Map<string, AgentDialect>();
+
+/**
+ * The dialect we speak with a stored agent, from what it declared (src/adcp/dialect.ts).
+ * Its capabilities were checked when stored; memoised by their text (every send and poll
+ * asks), a changed declaration being a new text.
+ */
+export function dialectOf(agent: Pick<AgentRow, 'capabilities'>): AgentDialect {
+  const text = agent.capabilities;
+  if (!text) return DIALECT_3_0;
+  let dialect = dialects.get(text);
+  if (!dialect) {
+    dialect = chooseDialect(JSON.parse(text) as AgentCapabilities).dialect;
+    setBounded(dialects, text, dialect, MAX_TOKENS);
+  }
+  return dialect;
 }

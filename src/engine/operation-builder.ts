@@ -16,6 +16,8 @@ import type { NewEvent } from '../store/operations-repo.js';
 import { newOperationRow } from '../store/operation-row.js';
 import type { SecretBox } from '../store/secret-box.js';
 import type { KeyReservation } from '../store/idempotency-repo.js';
+import { withVersionPin } from '../adcp/dialect.js';
+import { dialectOf } from './agent-endpoints.js';
 import { EngineError } from './errors.js';
 import { checkNewRequest } from './request-validity.js';
 import { heldTimer, reminderPolicyOf } from './input-timers.js';
@@ -117,12 +119,17 @@ export function buildOperation(
   if (webhook.config) params.push_notification_config = webhook.config;
   const reporting = input.task === 'create_media_buy' && input.reporting && options.publicUrl && params.reporting_webhook === undefined ? reportingWebhookFor(input.reporting, options.publicUrl) : undefined;
   if (reporting) params.reporting_webhook = reporting.config;
+  // The version pin of the agent's dialect, stored with the request: every resend, and the governance
+  // check's payload, are the very bytes the seller gets (src/adcp/dialect.ts).
+  const dialect = dialectOf(agent);
+  Object.assign(params, withVersionPin(params, dialect));
   // What the caller wrote must be valid for the agent before anything is stored (request-validity.ts).
-  const checked = checkNewRequest(input.task, params, {
-    idempotencyKey: input.params.idempotency_key === undefined,
-    reportingWebhook: reporting !== undefined,
-    planId: input.governance !== undefined,
-  });
+  const checked = checkNewRequest(
+    input.task,
+    params,
+    { idempotencyKey: input.params.idempotency_key === undefined, reportingWebhook: reporting !== undefined, planId: input.governance !== undefined },
+    dialect.version,
+  );
 
   const held = input.hold !== undefined;
   const governed = input.governance !== undefined;
@@ -216,7 +223,8 @@ function reportingWebhookFor(plan: ReportingPlan, publicUrl: string): { token: s
  * parts, which it gets afresh (our reporting webhook too, when `ourReporting` says the earlier one's was ours).
  */
 export function requestWithoutOurParts(request: Record<string, unknown>, ourReporting = false): Record<string, unknown> {
-  const { idempotency_key: _k, push_notification_config: _p, context, ...all } = request;
+  // The version pin too: the new request gets the one of the agent's dialect now.
+  const { idempotency_key: _k, push_notification_config: _p, context, adcp_major_version: _m, adcp_version: _v, ...all } = request;
   const { reporting_webhook: _r, ...withoutReporting } = all;
   const rest = ourReporting ? withoutReporting : all;
   if (isObject(context)) {

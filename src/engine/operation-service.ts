@@ -11,6 +11,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { retriedWithinBudgetOnly } from '../adcp/recovery.js';
 import { requiresIdempotencyKey } from '../adcp/task-kinds.js';
 import { AdcpTransportError, type AdcpClient, type AdcpError, type TaskReply } from '../adcp/types.js';
 import { isTerminal, type OperationStatus } from '../domain/status.js';
@@ -24,7 +25,7 @@ import { ObservationWriter } from './observation-writer.js';
 import type { MutateResult, MutationPlan } from '../store/operations-repo.js';
 import type { SecretBox } from '../store/secret-box.js';
 import { RequestSealer } from './sealed-request.js';
-import { endpointFor } from './agent-endpoints.js';
+import { dialectOf, endpointFor } from './agent-endpoints.js';
 import { lookUpMediaBuy, unsafeResendReason, type LookupVerdict } from './media-buy-lookup.js';
 import type { ChangeBus } from './change-bus.js';
 import type { Clock } from './clock.js';
@@ -34,7 +35,7 @@ import { BrokenCircuitError, type AgentBreakers } from './breakers.js';
 import type { ObservationOutcome, TimingPolicy } from './observation-plan.js';
 import type { Tx } from '../store/tx.js';
 import type { WriteSlot } from '../store/write-batch.js';
-import { callingMarkPlan, giveUpPlan, nothingToPollPlan, replyTooLargePlan, retryLaterPlan } from './work-plans.js';
+import { callingMarkPlan, giveUpPlan, nothingToPollPlan, replyTooLargePlan, retriesSpentPlan, retryLaterPlan } from './work-plans.js';
 import { INPUT_TIMER_CHECK, type InputTimers } from './input-timers.js';
 import type { GovernanceHooks } from './governance/hooks.js';
 import type { StrandedLeases } from './stranded-leases.js';
@@ -195,7 +196,8 @@ export class OperationService {
       // A first send is checked against the agent's schema; one that fails is ours to fix and is
       // never sent (request-validity.ts). A resend goes as it went: its bytes may already have
       // reached the seller, whose answer (a replay) is the only way to learn what they did.
-      const invalid = requestInvalidError(row.type, args);
+      const agent = await this.store.agents.get(row.agent_id);
+      const invalid = requestInvalidError(row.type, args, agent ? dialectOf(agent).version : undefined);
       if (invalid) {
         await this.observe(row.id, lease, { status: 'failed', source: 'call', error: invalid, message: invalid.message });
         return;
@@ -277,6 +279,8 @@ export class OperationService {
       }
       this.metrics.poll(agent.name, 'error');
       if (err instanceof AdcpTransportError && err.kind === 'reply_too_large') await this.replyTooLarge(row, lease, err, 'poll');
+      // An agent without a tool to poll with is never asked: a person is told, its webhook may still come.
+      else if (err instanceof AdcpTransportError && err.kind === 'unsupported') await this.giveUp(row, `${err.message}: waiting for its webhook`);
       else await this.retryLater(row, lease, err, 'poll');
       return;
     }
@@ -329,6 +333,11 @@ export class OperationService {
       this.metrics.agentError(agentName, adcpError?.code ?? errorKind(err));
     }
     if (isRetryableSendFailure(transport)) {
+      // A code we do not know is transient only within the retry budget: its last try ends the tries.
+      if (adcpError && retriedWithinBudgetOnly(adcpError) && row.attempt >= this.options.maxAttempts) {
+        await this.finish(row.id, lease, (current) => retriesSpentPlan(current, adcpError, row.attempt, this.clock.now()));
+        return;
+      }
       // Ambiguous or refused before dispatch: resend later with the same key and bytes.
       await this.retryLater(row, lease, err, 'send');
       return;

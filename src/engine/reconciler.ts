@@ -7,7 +7,7 @@
  * they wait on, so the reconcile loop runs again once those resolve.
  */
 import type { Logger } from 'pino';
-import type { AdcpClient, ListedTask } from '../adcp/types.js';
+import { AdcpTransportError, type AdcpClient, type ListedTask } from '../adcp/types.js';
 import { isTerminal, NEEDS_INPUT_STATUSES, type AdcpTaskStatus } from '../domain/status.js';
 import { ANSWER_CHECK } from './input-requests.js';
 import type { AgentRow, Store } from '../store/index.js';
@@ -65,6 +65,9 @@ export interface ReconcilerOptions {
 }
 
 export class Reconciler {
+  /** Sellers already reported as offering no task list (said once per process). */
+  private readonly toldUnsupported = new Set<string>();
+
   constructor(
     private readonly store: Store,
     private readonly adcp: AdcpClient,
@@ -107,7 +110,13 @@ export class Reconciler {
       const finishedAt = this.clock.now();
       const error = errorOf(err);
       await this.store.reconcile.finish(reportId, finishedAt, { error });
-      this.log.warn({ agent_id: agent.id, error }, 'reconciliation with seller failed');
+      // A seller that offers no tool to list its tasks is never asked; that is said once, not every interval.
+      const unsupported = err instanceof AdcpTransportError && err.kind === 'unsupported';
+      if (!unsupported) this.log.warn({ agent_id: agent.id, error }, 'reconciliation with seller failed');
+      else if (!this.toldUnsupported.has(agent.id)) {
+        this.toldUnsupported.add(agent.id);
+        this.log.warn({ agent_id: agent.id, error }, 'the seller offers no tool to list its tasks: not reconciled (its operations are still polled or wait for webhooks)');
+      }
       return { agent_id: agent.id, error, started_at: iso(startedAt), finished_at: iso(finishedAt) };
     }
   }
@@ -269,6 +278,7 @@ function iso(ms: number): string {
 function errorOf(err: unknown): { code: string; message: string } {
   if (err instanceof EngineError) return { code: err.code, message: err.message };
   const e = err as { name?: string; message?: string; adcpError?: { code?: string; message?: string } };
+  if (err instanceof AdcpTransportError && err.kind === 'unsupported') return { code: 'NOT_SUPPORTED', message: err.message };
   if (e?.adcpError?.code) return { code: e.adcpError.code, message: e.adcpError.message ?? e.message ?? '' };
   return { code: e?.name === 'AdcpTransportError' ? 'SELLER_UNREACHABLE' : 'RECONCILE_FAILED', message: e?.message ?? String(err) };
 }

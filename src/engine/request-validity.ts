@@ -24,7 +24,7 @@ export interface OurFields {
   planId: boolean;
 }
 
-const ALWAYS_OURS = ['/push_notification_config', '/governance_context', '/context/orchestrator_operation_id'];
+const ALWAYS_OURS = ['/push_notification_config', '/governance_context', '/context/orchestrator_operation_id', '/adcp_major_version', '/adcp_version'];
 
 function isOurs(pointer: string, ours: OurFields): boolean {
   const under = (field: string) => pointer === field || pointer.startsWith(`${field}/`);

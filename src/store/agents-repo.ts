@@ -78,6 +78,36 @@ export class AgentsRepo {
     this.cache.clear();
   }
 
+  /**
+   * What the agent said of itself when we last asked (src/engine/agent-capabilities.ts):
+   * its `capabilities` JSON (left out of the update, kept as it was: an ask that failed does
+   * not forget what it said before), the error of the ask, and the version we now speak with it.
+   */
+  async updateCapabilities(id: string, update: { capabilities?: string | null; fetchedAt: number; error: string | null; adcpVersion: string }): Promise<void> {
+    await this.db.kysely
+      .updateTable('agents')
+      .set({
+        ...(update.capabilities !== undefined ? { capabilities: update.capabilities } : {}),
+        capabilities_fetched_at: update.fetchedAt,
+        capabilities_error: update.error,
+        adcp_version: update.adcpVersion,
+      })
+      .where('id', '=', id)
+      .execute();
+    this.cache.clear();
+  }
+
+  /** Agents not asked for their capabilities since `before` (epoch ms), oldest first: the refresh's work. */
+  async capabilitiesDue(before: number, limit: number): Promise<AgentRow[]> {
+    return this.db.kysely
+      .selectFrom('agents')
+      .selectAll()
+      .where((eb) => eb.or([eb('capabilities_fetched_at', 'is', null), eb('capabilities_fetched_at', '<', before)]))
+      .orderBy('capabilities_fetched_at')
+      .limit(limit)
+      .execute();
+  }
+
   async list(tenantId: string): Promise<AgentRow[]> {
     return this.db.kysely.selectFrom('agents').selectAll().where('tenant_id', '=', tenantId).orderBy('created_at').orderBy('id').execute();
   }

@@ -27,6 +27,7 @@ import { mediaBuyListIndexes } from './migrations/019-media-buy-list-indexes.js'
 import { creatives } from './migrations/020-creatives.js';
 import { unresolvedCompletion } from './migrations/022-unresolved-completion.js';
 import { mediaBuyUnreadable } from './migrations/021-media-buy-unreadable.js';
+import { agentCapabilities } from './migrations/023-agent-capabilities.js';
 
 export function migrationsFor(db: Db): Record<string, Migration> {
   return {
@@ -50,6 +51,7 @@ export function migrationsFor(db: Db): Record<string, Migration> {
     '020-creatives': creatives,
     '022-unresolved-completion': unresolvedCompletion,
     '021-media-buy-unreadable': mediaBuyUnreadable,
+    '023-agent-capabilities': agentCapabilities,
   };
 }
 

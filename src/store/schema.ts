@@ -41,6 +41,14 @@ export interface AgentsTable {
   /** JSON {jwks?, jwks_uri?, brand_json_url?}: public material, not secret. */
   webhook_signing: string | null;
   created_at: number;
+  /** JSON of what it declared (src/adcp/capabilities.ts), null when none or none we trust. */
+  capabilities?: string | null;
+  /** When we last asked it (epoch ms); null: never. */
+  capabilities_fetched_at?: number | null;
+  /** Why its declaration was refused, or could not be read; null when it was taken. */
+  capabilities_error?: string | null;
+  /** The AdCP version we speak with it (src/adcp/dialect.ts); null: never asked, spoken to as 3.0. */
+  adcp_version?: string | null;
 }
 
 export interface OperationsTable {

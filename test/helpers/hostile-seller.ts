@@ -8,7 +8,8 @@
  *   answer of many products), built when set and sent in 64 KiB writes, each in a
  *   turn of the event loop of its own (as a network would deliver it, and so that
  *   this server, sharing the test's process, does not block it);
- * - `ok`: a small well-formed reply.
+ * - `ok`: a small well-formed reply;
+ * - `{ body }`: that reply (a declaration of capabilities, say).
  * The MCP handshake (`initialize`) and the A2A agent card can be set to `drip` too.
  *
  * It keeps when each socket and each drip was open, reports each drip whose socket
@@ -18,7 +19,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { readBodyText, type JsonRpcRequest } from './request-body.js';
 
-export type HostileReply = 'drip' | 'ok' | { bytes: number };
+export type HostileReply = 'drip' | 'ok' | { bytes: number } | { body: Record<string, unknown> };
 
 export interface Span {
   openedAt: number;
@@ -121,7 +122,8 @@ export async function startHostileSeller(opts: { dripEveryMs?: number } = {}): P
   const answer = async (tool: string, res: ServerResponse, req: IncomingMessage, around: [string, string], payload?: Buffer) => {
     const reply = replies.get(tool) ?? 'ok';
     if (reply === 'drip') return drip(tool, req, res);
-    const data = payload ?? (reply === 'ok' ? Buffer.from(JSON.stringify({ products: [product(0)] })) : products(reply.bytes));
+    const data =
+      payload ?? (reply === 'ok' ? Buffer.from(JSON.stringify({ products: [product(0)] })) : 'body' in reply ? Buffer.from(JSON.stringify(reply.body)) : products(reply.bytes));
     const body = Buffer.concat([Buffer.from(around[0]), data, Buffer.from(around[1])]);
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
     let sent = 0;
@@ -175,7 +177,7 @@ export async function startHostileSeller(opts: { dripEveryMs?: number } = {}): P
     mcpUrl: `${origin}/mcp`,
     a2aUrl: `${origin}/a2a`,
     set: (tool, reply) => {
-      if (typeof reply === 'object') products(reply.bytes);
+      if (typeof reply === 'object' && 'bytes' in reply) products(reply.bytes);
       replies.set(tool, reply);
     },
     openSockets: () => sockets.size,

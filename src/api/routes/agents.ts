@@ -1,4 +1,4 @@
-/** POST /v1/agents, GET /v1/agents, GET /v1/agents/:id */
+/** POST /v1/agents, GET /v1/agents, GET /v1/agents/:id, PATCH /v1/agents/:id, POST /v1/agents/:id/refresh */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -6,6 +6,7 @@ import type { Store } from '../../store/index.js';
 import type { SecretBox } from '../../store/secret-box.js';
 import { actorOf, requireApiKey, requireRole, tenantOf } from '../auth.js';
 import type { AnswerService } from '../../engine/answer-service.js';
+import type { AgentCapabilitiesService } from '../../engine/agent-capabilities.js';
 import { ApiError } from '../errors.js';
 import { idempotent } from '../idempotency.js';
 import { presentAgent } from '../present.js';
@@ -43,7 +44,7 @@ const AgentPatch = z
   })
   .strict();
 
-export function agentRoutes(app: FastifyInstance, deps: { store: Store; secrets: SecretBox; answers?: AnswerService }): void {
+export function agentRoutes(app: FastifyInstance, deps: { store: Store; secrets: SecretBox; answers?: AnswerService; capabilities?: AgentCapabilitiesService }): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const auth = requireApiKey(deps.store);
   const asViewer = [auth, requireRole('viewer')];
@@ -62,7 +63,10 @@ export function agentRoutes(app: FastifyInstance, deps: { store: Store; secrets:
         authTokenSealed: b.auth ? deps.secrets.seal(b.auth.token) : null,
         webhookSigning: b.webhook_signing,
       });
-      return { statusCode: 201, body: presentAgent(row) };
+      // Asked at once what it supports: the version we speak with it follows (an agent that cannot
+      // be reached is registered all the same, its capabilities asked again on the next round).
+      const asked = deps.capabilities ? await deps.capabilities.refresh(row) : row;
+      return { statusCode: 201, body: presentAgent(asked) };
     });
   });
 
@@ -78,6 +82,20 @@ export function agentRoutes(app: FastifyInstance, deps: { store: Store; secrets:
       const retried = req.body.auth && deps.answers ? await deps.answers.retryAfterCredentials(tenant.id, agent.id, actorOf(req)) : [];
       req.log.info({ agent_id: agent.id, actor: actorOf(req), retried: retried.length }, 'agent credentials updated');
       return { ...presentAgent({ ...agent, auth_token_enc: sealed }), retried_operations: retried };
+    },
+  );
+
+  r.post(
+    '/v1/agents/:id/refresh',
+    { schema: { params: IdParams, tags: ['agents'], summary: 'Ask the agent for its capabilities now' }, preHandler: asAdmin },
+    async (req) => {
+      const tenant = tenantOf(req);
+      const agent = await deps.store.agents.getForTenant(tenant.id, req.params.id);
+      if (!agent) throw new ApiError(404, 'agent_not_found', `agent ${req.params.id} not found`);
+      if (!deps.capabilities) throw new ApiError(501, 'not_supported', 'this process does not ask agents for their capabilities');
+      const asked = await deps.capabilities.refresh(agent);
+      req.log.info({ agent_id: agent.id, actor: actorOf(req), adcp_version: asked.adcp_version }, 'agent capabilities refreshed');
+      return presentAgent(asked);
     },
   );
 

@@ -13,7 +13,9 @@
  * - no answer or no decision: retried with backoff (step-writes.ts).
  */
 import { randomUUID } from 'node:crypto';
+import { versionOfRelease } from '../../adcp/dialect.js';
 import { describeIssues, requestInvalidError, requestIssues } from '../../adcp/request-schema.js';
+import { dialectOf } from '../agent-endpoints.js';
 import { applyConditions } from '../../domain/governance-conditions.js';
 import { readCheckReply, type CheckReading } from '../../domain/governance-decision.js';
 import {
@@ -55,12 +57,13 @@ export class GovernanceCheck {
     // The payload is the request exactly as the seller will get it (credentials opened, as they will be sent).
     const payload = this.writer.deps.operations.requests.open(row.request_body);
     // A request the seller's schema refuses is never shown for approval: no approval could make it a buy.
-    const invalid = requestInvalidError(state.tool, payload);
+    const seller = await this.writer.deps.store.agents.get(row.agent_id);
+    const invalid = requestInvalidError(state.tool, payload, seller ? dialectOf(seller).version : undefined);
     if (invalid) {
       await this.fail(row, lease, 'checking', invalid);
       return;
     }
-    const body = checkArguments(this.writer.tokens.forCheck(state), payload, row.id);
+    const body = checkArguments(this.writer.tokens.forCheck(state), payload, row.id, dialectOf(agent).version);
     const answer = await this.writer.call(agent, 'check_governance', body);
     const counted = (s: GovernedState): GovernedState => ({ ...s, checks: s.checks + 1 });
     if ('failure' in answer) {
@@ -250,9 +253,11 @@ export function rekeyedRequest(
   const applied = applyConditions(requests.open(row.request_body), conditions, params);
   if ('problem' in applied) return applied;
   const key = randomUUID();
-  const request = { ...applied.payload, idempotency_key: key };
-  // Conditions (or a person's params) that make the request one the seller's schema refuses cannot be met so.
-  const issues = requestIssues(row.type, request);
+  const request: Record<string, unknown> = { ...applied.payload, idempotency_key: key };
+  // Conditions (or a person's params) that make the request one the seller's schema refuses cannot be
+  // met so. Its own version pin says which release it is built for (none: 3.0).
+  const pinned = typeof request.adcp_version === 'string' ? versionOfRelease(request.adcp_version) : undefined;
+  const issues = requestIssues(row.type, request, pinned);
   if (issues && issues.length > 0) return { problem: `the request with the conditions applied is not valid for the seller (${describeIssues(issues)})` };
   // Stored as every request is: built once, credentials sealed in place, sent byte for byte.
   return { patch: { request_body: requests.seal(request), idempotency_key: key }, key };
