@@ -54,7 +54,12 @@ export function readUpdateReply(request: Json, reply: Json): UpdateReplyFacts {
   return facts;
 }
 
-function statedStatus(reply: Json): MediaBuyStatus | undefined {
+/**
+ * The buy's status a create's or an update's reply states: `media_buy_status` (3.1+), else
+ * a root `status` that is a buy status other than the task word `completed` (3.0; in 3.2 the
+ * root `status` is the task's alone, and such replies carry `media_buy_status`).
+ */
+export function statedStatus(reply: Json): MediaBuyStatus | undefined {
   if (isMediaBuyStatus(reply.media_buy_status)) return reply.media_buy_status;
   // With `media_buy_status` present but not a buy status, the root `status` is the task's: not read.
   if (reply.media_buy_status !== undefined) return undefined;

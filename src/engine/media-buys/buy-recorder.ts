@@ -18,9 +18,9 @@
 import type { Logger } from 'pino';
 import { readDeliveryReply } from '../../domain/delivery-report.js';
 import { mergePackages, requestBudget } from '../../domain/media-buy-delivery.js';
-import { isMediaBuyStatus } from '../../domain/media-buy-status.js';
 import { nextStatusCheck, withNextCheck, type TrackingPolicy } from '../../domain/media-buy-timers.js';
 import { parseGovernance } from '../../domain/governed-flow.js';
+import { statedStatus } from '../../domain/update-reply.js';
 import { firstReportExpectedBy } from '../../domain/first-report.js';
 import { isReportingFrequency, type ReportingMode } from '../../domain/reporting-webhook.js';
 import { isTerminal, type OperationStatus } from '../../domain/status.js';
@@ -158,12 +158,14 @@ export function buyFromOperation(op: OperationRow, result: Json, mediaBuyId: str
   const budget = requestBudget(request);
   const flightStart = request.start_time === 'asap' ? now : time(request.start_time);
   const flightEnd = time(request.end_time);
-  const status = isMediaBuyStatus(result.status) ? result.status : 'pending_start';
+  // The buy's own status: `media_buy_status` (3.1+) first; a task's `completed` never makes a buy completed.
+  const stated = statedStatus(result);
+  const status = stated ?? 'pending_start';
   const expected = ours && frequency ? firstReportExpectedBy(now, { start: flightStart ?? null, end: flightEnd ?? null }, frequency) : null;
   const timers = withNextCheck({
     // A reply that states the buy's status is enough to start from: the next read comes on the interval.
     // One that does not (an adopted task's, a seller's terse reply) is followed by a read at once.
-    status_check_at: isMediaBuyStatus(result.status) ? nextStatusCheck(now, tracking, random) : now,
+    status_check_at: stated ? nextStatusCheck(now, tracking, random) : now,
     report_due_at: expected === null ? null : expected + tracking.graceMs,
     // Fires that go elsewhere: we poll for the delivery instead.
     delivery_poll_at: ours ? null : now + tracking.statusIntervalMs,
