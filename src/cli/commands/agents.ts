@@ -9,9 +9,12 @@ interface AgentView {
   role: string;
   protocol: string;
   url: string;
+  adcp_version?: string;
+  capabilities_error?: string | null;
 }
 
-const agentLine = (a: AgentView) => `${a.id}  ${a.role.padEnd(10)} ${a.protocol}  ${a.name}  ${a.url}\n`;
+const agentLine = (a: AgentView) =>
+  `${a.id}  ${a.role.padEnd(10)} ${a.protocol}  AdCP ${a.adcp_version ?? '3.0'}  ${a.name}  ${a.url}\n${a.capabilities_error ? `  capabilities: ${a.capabilities_error}\n` : ''}`;
 
 export function registerAgentCommands(program: Command): void {
   const agents = program.command('agents').description('register and list AdCP agents');
