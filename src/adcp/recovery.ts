@@ -1,56 +1,79 @@
 /**
  * How to recover from an AdCP error: the seller's `recovery` when it is a known
- * value, else the standard table for the code, else `terminal`.
+ * value (an unknown value is `terminal`), else the standard table for the code,
+ * else `transient`, retried only within the retry budget (see resolveRecovery).
  *
  * Why not the SDK's `resolveRecovery`: it falls back to the code table when the
  * seller sent an *unknown* recovery value (the spec says unknown values are
  * terminal: vector `unknown-recovery-value`), and its table is AdCP 3.0.6, which
  * lacks codes newer sellers send (ACCOUNT_MOVED, IDEMPOTENCY_IN_FLIGHT, ...).
- * We still take the SDK's table as the base so new 3.0.x codes come with SDK bumps.
+ * We still take the SDK's table as the base so new 3.0.x codes come with SDK bumps,
+ * and the newer codes from the AdCP 3.1 and 3.2 error-code enums we ship.
  */
+import { readFileSync } from 'node:fs';
 import { SDK_TABLES } from './sdk-tables.js';
 import type { ErrorRecovery } from './types.js';
 
 const RECOVERIES: readonly string[] = ['transient', 'correctable', 'terminal'];
 
 /**
- * Codes from AdCP 3.1+/3.2 (`enums/error-code.json`, `manifest.json`) that the
- * SDK's 3.0.6 table does not know yet.
+ * The standard codes of AdCP 3.1 and 3.2 with their recovery, from `enums/error-code.json`'s
+ * `enumMetadata` in the schema data we ship (schemas/data, its README says from where; the
+ * spec: "SDKs MUST consume this block"). Read once, when first asked.
  */
-const NEWER_CODES: Readonly<Record<string, ErrorRecovery>> = {
-  ACCOUNT_MOVED: 'correctable',
-  ACCOUNT_IDENTITY_CONFLICT: 'correctable',
-  AUTH_MISSING: 'correctable',
-  AUTH_INVALID: 'terminal',
-  IDEMPOTENCY_IN_FLIGHT: 'transient',
-  CONFIGURATION_ERROR: 'terminal',
-  CREDENTIAL_IN_ARGS: 'terminal',
-};
+let specCodes: Map<string, ErrorRecovery> | undefined;
+
+function specRecovery(code: string): ErrorRecovery | undefined {
+  if (!specCodes) {
+    specCodes = new Map();
+    for (const release of ['3.1.19', '3.2.0-beta.5']) {
+      const file = new URL(`./schemas/data/${release}/enums/error-code.json`, import.meta.url);
+      const metadata = (JSON.parse(readFileSync(file, 'utf8')) as { enumMetadata?: Record<string, { recovery?: unknown }> }).enumMetadata ?? {};
+      for (const [name, meta] of Object.entries(metadata)) {
+        if (!specCodes.has(name) && isErrorRecovery(meta?.recovery)) specCodes.set(name, meta.recovery);
+      }
+    }
+  }
+  return specCodes.get(code);
+}
 
 export function isErrorRecovery(value: unknown): value is ErrorRecovery {
   return typeof value === 'string' && RECOVERIES.includes(value);
 }
 
-/** Recovery the standard tables give a code, or undefined for a vendor code. */
+/** Recovery the standard tables give a code, or undefined for a code we do not know (a vendor's, or a later release's). */
 export function recoveryForCode(code: string): ErrorRecovery | undefined {
   const standard = SDK_TABLES.errorRecovery[code];
   if (isErrorRecovery(standard)) return standard;
-  return NEWER_CODES[code];
+  return specRecovery(code);
 }
 
 /**
  * Resolve the recovery class of an error.
  *
- * An unknown code without `recovery` is `terminal`: transport-errors.mdx and the
- * `mcp-missing-recovery-unknown-code` vector say so, while error-handling.mdx and
- * the manifest's `default_unknown_recovery` say `transient` (AdCP spec, polling, timeouts, retries, reconciliation). We
- * pick the side that never auto-retries something we do not understand.
+ * An unknown code without `recovery` is `transient`: error-handling.mdx (3.1,
+ * "Forward-compatible decoding (normative)") says receivers MUST default it so, the
+ * manifest's `error_code_policy.default_unknown_recovery` is `transient`, and the
+ * default is bounded by the retry budget. (transport-errors.mdx and the
+ * `mcp-missing-recovery-unknown-code` vector still say `terminal`; the normative
+ * section wins.) The engine keeps the bound: see `retriedWithinBudgetOnly`.
  */
 export function resolveRecovery(code: string, sellerRecovery: unknown): ErrorRecovery {
   if (sellerRecovery !== undefined && sellerRecovery !== null) {
     return isErrorRecovery(sellerRecovery) ? sellerRecovery : 'terminal';
   }
-  return recoveryForCode(code) ?? 'terminal';
+  return recoveryForCode(code) ?? 'transient';
+}
+
+/**
+ * A transient error whose code we do not know (its recovery defaulted, or given by the
+ * seller for a code we cannot judge): retried only within ADCP_ORCH_RETRY_ATTEMPTS, then
+ * left to a person, never tried on at the slow stalled pace. error-handling.mdx: the
+ * `transient` default "MUST NOT loop indefinitely", and a sender emitting
+ * `code=GO_FOREVER, recovery=transient` "cannot induce unbounded retries".
+ */
+export function retriedWithinBudgetOnly(error: { code: string; recovery?: ErrorRecovery } | undefined): boolean {
+  return error?.recovery === 'transient' && recoveryForCode(error.code) === undefined;
 }
 
 /**

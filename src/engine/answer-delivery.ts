@@ -17,6 +17,7 @@
  * a person again, without a continuation.
  */
 import type { Logger } from 'pino';
+import { retriedWithinBudgetOnly } from '../adcp/recovery.js';
 import { AdcpTransportError, type AdcpClient, type TaskReply } from '../adcp/types.js';
 import { sellerInputRequest } from '../domain/input-request.js';
 import { withExpiry } from '../domain/input-timers.js';
@@ -233,6 +234,12 @@ export class AnswerDelivery {
   private async retryLater(row: OperationRow, lease: Lease, err: unknown): Promise<void> {
     const { clock, log } = this.deps;
     const adcpError = err instanceof AdcpTransportError ? err.adcpError : undefined;
+    if (adcpError && retriedWithinBudgetOnly(adcpError) && row.attempt >= this.deps.operations.options.maxAttempts) {
+      // A code we do not know is transient only within the retry budget (recovery.ts): not sent again, not even slowly.
+      const reason = `the seller answered ${adcpError.code}, an error code we do not know, to each of ${row.attempt} sends of the answer (ADCP_ORCH_RETRY_ATTEMPTS); not sent again: a person must look`;
+      await this.stall(row, lease, reason, false);
+      return;
+    }
     const wait = retryDelayMs(row.attempt, adcpError?.retryAfterSeconds, clock.random);
     const message = err instanceof Error ? err.message : String(err);
     log.warn({ operation_id: row.id, err: message, retry_in_ms: wait }, 'sending an answer failed; will look and retry');

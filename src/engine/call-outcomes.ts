@@ -32,6 +32,11 @@ export function isAgentFailure(err: unknown): boolean {
   return err.kind === 'http' && (err.httpStatus === undefined || err.httpStatus >= 500);
 }
 
+/**
+ * Whether a failed send goes again with the same key and bytes. An AdCP error decides by
+ * its recovery (a code we do not know without one is `transient`, recovery.ts; the caller
+ * then gives it no more than the retry budget, see retriesSpentPlan).
+ */
 export function isRetryableSendFailure(err: AdcpTransportError | undefined): boolean {
   if (!err) return true; // an unexpected exception: we cannot know the send did not leave
   if (err.adcpError?.recovery) return err.adcpError.recovery === 'transient';

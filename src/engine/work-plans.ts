@@ -92,6 +92,38 @@ export function giveUpPlan(
 }
 
 /**
+ * The last try of the retry budget met a transient error whose code we do not know
+ * (`retriedWithinBudgetOnly`, src/adcp/recovery.ts): its `transient` is a default the spec
+ * bounds by the budget, so nothing is tried again, not even at the slow stalled pace. The
+ * seller answered each time, but with a code we cannot read, so whether it acted is not
+ * known: the operation is `unknown` (as giveUpPlan makes a send), stalled for a person with
+ * the seller's error and a reason saying what was tried, and no timer. A webhook from the
+ * seller still settles it.
+ */
+export function retriesSpentPlan(current: OperationRow, error: AdcpError, tries: number, now: number): MutationPlan<null> {
+  const status = isTerminal(current.status as OperationStatus) ? current.status : 'unknown';
+  const said = `${error.code}${error.message ? ` (${error.message})` : ''}`;
+  const reason = `${current.type}: the seller answered ${said}, an error code we do not know, on each of ${tries} tries (ADCP_ORCH_RETRY_ATTEMPTS), taken as transient; not tried again. Check at the seller whether it acted, then cancel or send it anew`;
+  const events: NewEvent[] = [{ source: 'call', kind: 'send_failed', detail: { error, retry_budget_spent: true } }];
+  if (status !== current.status) events.push({ source: 'call', kind: 'transition', from: current.status, to: status, detail: { reason, error } });
+  if (!current.stalled) events.push({ source: 'call', kind: 'stalled', from: current.status, to: status, detail: { reason } });
+  return {
+    patch: {
+      status,
+      ...(status !== current.status ? { status_since: now } : {}),
+      error: JSON.stringify(error),
+      stalled: 1,
+      stalled_reason: reason,
+      next_check_at: null,
+      check_kind: null,
+      attempt: 0,
+    },
+    events,
+    value: null,
+  };
+}
+
+/**
  * A mutation's reply (or a poll of it) that was larger than ADCP_ORCH_MAX_REPLY_BYTES and
  * was not read. The seller received the request and answered, so it may have acted on it
  * (a media buy may exist): the operation is `unknown`, stalled for a person, with the

@@ -3,14 +3,16 @@
  * (`tools/call` with that name), to make the agent unreachable for just that:
  * - `fail`: answer 503 without forwarding (the agent never sees it);
  * - `hold`: never answer and never forward (a hung agent; the socket is closed when the proxy is);
- * - `pass`: forward untouched (the default, and for every other request).
+ * - `pass`: forward untouched (the default, and for every other request);
+ * - `{ adcpError }`: answer, without forwarding, an MCP tool result that failed with this
+ *   AdCP error (`isError`, `structuredContent.adcp_error`): a seller saying what we choose.
  */
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { forwardTo } from './proxy-forward.js';
 import { peekJsonRpc, readBody } from './request-body.js';
 
-export type ToolFault = 'pass' | 'fail' | 'hold';
+export type ToolFault = 'pass' | 'fail' | 'hold' | { adcpError: Record<string, unknown> };
 
 export interface ToolFaultProxy {
   /** The proxy's origin; the agent's paths are the same under it. */
@@ -31,6 +33,7 @@ export async function startToolFaultProxy(target: string): Promise<ToolFaultProx
   const held = new Set<ServerResponse>();
   const server: Server = createServer(async (req, res) => {
     const body = await readBody(req);
+    const rpc = peekJsonRpc(body);
     const tool = toolOf(body);
     const fault = tool ? (faults.get(tool) ?? 'pass') : 'pass';
     if (tool) {
@@ -43,6 +46,12 @@ export async function startToolFaultProxy(target: string): Promise<ToolFaultProx
     }
     if (fault === 'hold') {
       held.add(res);
+      return;
+    }
+    if (typeof fault === 'object') {
+      const structuredContent = { adcp_error: fault.adcpError };
+      const result = { content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent, isError: true };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: rpc?.id ?? null, result }));
       return;
     }
     try {

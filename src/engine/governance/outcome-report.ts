@@ -36,7 +36,8 @@ export class OutcomeReport {
     }
     const answer = await this.writer.call(agent, 'report_plan_outcome', this.writer.tokens.openedRequest(outcome.request));
     if ('failure' in answer) {
-      if (answer.failure.transient) await this.writer.retryLater(row, lease, 'reporting', answer.failure);
+      // A code we do not know is transient only within the retry budget: past it, kept as refused.
+      if (answer.failure.transient && !this.writer.budgetSpent(row, answer.failure)) await this.writer.retryLater(row, lease, 'reporting', answer.failure);
       else await this.refused(row, answer.failure);
       return;
     }

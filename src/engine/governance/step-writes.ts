@@ -6,6 +6,7 @@
  * nothing but the release of its lease.
  */
 import type { Logger } from 'pino';
+import { retriedWithinBudgetOnly } from '../../adcp/recovery.js';
 import { AdcpTransportError, type AdcpClient, type AdcpError, type TaskReply } from '../../adcp/types.js';
 import { CHECK_STEP, parseGovernance, REPORT_STEP, REVIEW_STEP, type GovernedState, type GovernedStep } from '../../domain/governed-flow.js';
 import { retryDelayMs } from '../../domain/timing.js';
@@ -78,8 +79,8 @@ export class StepWriter {
     if (reply.error) metrics.agentError(agent.name, reply.error.code);
     if (reply.status === 'failed' || reply.status === 'rejected' || reply.status === 'canceled') {
       const error = reply.error ?? { code: reply.status.toUpperCase(), message: reply.message };
-      // An unknown code without `recovery` is taken as transient (bounded retries, then stalled), as the
-      // manifest's default_unknown_recovery says; correctable and terminal errors need the request fixed.
+      // An unknown code without `recovery` resolves to transient (recovery.ts): retried within the budget
+      // only, then stalled (retryLater); correctable and terminal errors need the request fixed.
       return { failure: { error, transient: error.recovery === undefined || error.recovery === 'transient' } };
     }
     return { reply };
@@ -132,15 +133,19 @@ export class StepWriter {
    * the backoff, never before `retry_after`. Past the retry budget the operation is
    * marked stalled (people are told) and tried on at a slower pace, never given up:
    * nothing is sent to the seller without a decision, and an outcome is the plan's ledger.
+   * Except an error code we do not know (`retriedWithinBudgetOnly`): its `transient` is a
+   * default the spec bounds by the budget, so past it the step waits for a person, untried.
    */
   async retryLater(row: OperationRow, lease: Lease, step: GovernedStep, failure: CallFailure, state?: (s: GovernedState) => GovernedState): Promise<void> {
     const { clock, operations } = this.deps;
     const now = this.now();
     const exhausted = row.attempt >= operations.options.maxAttempts;
+    const spent = this.budgetSpent(row, failure);
     const slow = Math.min(60_000, operations.options.pollIntervalMs * STALLED_SLOWDOWN);
     const wait = exhausted ? slow + Math.round(slow * 0.2 * clock.random()) : retryDelayMs(row.attempt, failure.error.retryAfterSeconds, clock.random);
     const reporting = step === 'reporting';
-    this.deps.log.warn({ operation_id: row.id, step, error: failure.error.code, retry_in_ms: wait }, 'governance agent gave no answer; will retry');
+    if (spent) this.deps.log.warn({ operation_id: row.id, step, error: failure.error.code }, 'governance agent answered an unknown error code past the retry budget; a person must look');
+    else this.deps.log.warn({ operation_id: row.id, step, error: failure.error.code, retry_in_ms: wait }, 'governance agent gave no answer; will retry');
     await this.commit(row, lease, step, (current, s) => {
       const next = { ...(state ? state(s) : s), last_error: { code: failure.error.code, ...(failure.error.message ? { message: failure.error.message } : {}) } };
       const events: NewEvent[] = [
@@ -149,12 +154,16 @@ export class StepWriter {
           kind: reporting ? 'outcome_report_failed' : 'governance_unavailable',
           from: current.status,
           to: current.status,
-          detail: { error: failure.error, retry_in_ms: wait, attempt: current.attempt },
+          detail: { error: failure.error, ...(spent ? { retry_budget_spent: true } : { retry_in_ms: wait }), attempt: current.attempt },
         },
       ];
       // The timer runs the step the state is at (a review that failed goes back to checking).
       const patch: OperationPatch = { governance: json(next), next_check_at: now + wait, check_kind: STEP_KIND[next.step] ?? current.check_kind, ...released };
-      if (exhausted) {
+      if (spent) {
+        Object.assign(patch, { next_check_at: null, check_kind: null, attempt: 0, stalled: 1 });
+        patch.stalled_reason = `the governance agent answered ${failure.error.code}, an error code we do not know, on each of ${current.attempt} tries (ADCP_ORCH_RETRY_ATTEMPTS), taken as transient; not tried again${reporting ? ': the outcome report is not sent' : ': nothing is sent to the seller'}. A person must look`;
+        events.push({ source: 'timer', kind: 'stalled', from: current.status, to: current.status, detail: { reason: patch.stalled_reason, error: failure.error } });
+      } else if (exhausted) {
         patch.attempt = 0;
         if (!current.stalled) {
           patch.stalled = 1;
@@ -167,6 +176,11 @@ export class StepWriter {
       return { patch, events, value: null };
     });
     if (!reporting) this.deps.metrics.governanceCheck(failure.transient ? 'unavailable' : 'no_decision');
+  }
+
+  /** This try was the last the retry budget gives an error code we do not know (`retriedWithinBudgetOnly`). */
+  budgetSpent(row: OperationRow, failure: CallFailure): boolean {
+    return row.attempt >= this.deps.operations.options.maxAttempts && retriedWithinBudgetOnly(failure.error);
   }
 
   /** The local deadline passed while waiting for a decision: stalled (people are told), and the wait goes on. */
@@ -198,6 +212,7 @@ export function failureOf(err: unknown): CallFailure {
   if (err instanceof AgentBusyError) return { error: { code: 'AGENT_BUSY', message: err.message }, transient: true };
   if (err instanceof BrokenCircuitError) return { error: { code: 'CIRCUIT_OPEN', message: 'the governance agent failed repeatedly; its circuit breaker is open' }, transient: true };
   if (!(err instanceof AdcpTransportError)) return { error: { code: 'EXCEPTION', message: err instanceof Error ? err.message : String(err) }, transient: true };
+  // An unknown code without `recovery` arrives as transient (recovery.ts), bounded by retryLater.
   if (err.adcpError) return { error: err.adcpError, transient: err.adcpError.recovery === undefined || err.adcpError.recovery === 'transient' };
   // An answer we would not read (past ADCP_ORCH_MAX_REPLY_BYTES): asking again gets the same one.
   if (err.kind === 'reply_too_large') return { error: { code: 'reply_too_large', message: err.message }, transient: false };

@@ -14,6 +14,7 @@
  * ledger must have the spend committed before it hears how it is spent.
  */
 import type { Logger } from 'pino';
+import { retriedWithinBudgetOnly } from '../../adcp/recovery.js';
 import type { AdcpClient, TaskReply } from '../../adcp/types.js';
 import { parseGovernance } from '../../domain/governed-flow.js';
 import { retryDelayMs } from '../../domain/timing.js';
@@ -41,6 +42,8 @@ export interface DeliveryOutcomeDeps {
   clock: Clock;
   log: Logger;
   callTimeoutMs: number;
+  /** ADCP_ORCH_RETRY_ATTEMPTS: the tries an error code we do not know gets (retriedWithinBudgetOnly). Default 3. */
+  maxAttempts?: number;
 }
 
 /** How long a delivery waits, each time, for the buy's own commitment to be reported first. */
@@ -107,6 +110,9 @@ export class DeliveryOutcomes {
   }
 
   private async retry(row: OutcomeRow, lease: Lease, failure: CallFailure): Promise<void> {
+    // An outcome is resent until taken, except past the budget on a code we do not know: its
+    // `transient` is a default the spec bounds (recovery.ts), so it is kept as refused, on the buy.
+    if (retriedWithinBudgetOnly(failure.error) && row.attempt >= (this.deps.maxAttempts ?? 3)) return this.refuse(row, lease, failure);
     const wait = retryDelayMs(Math.min(row.attempt, 7), failure.error.retryAfterSeconds, this.deps.clock.random);
     this.deps.log.warn({ outcome_id: row.id, buy_id: row.buy_id, error: failure.error.code, retry_in_ms: wait }, 'delivery outcome not taken by the governance agent; will retry');
     await this.finish(row, lease, { next_attempt_at: this.deps.clock.now() + wait, error: JSON.stringify(failure.error) });

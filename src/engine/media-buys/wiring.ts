@@ -93,7 +93,7 @@ export function createLiveBuys(d: LiveBuysDeps): LiveBuys {
   const buyCalls = { store, adcp: d.adcp, secrets: d.secrets, bus, breakers: d.breakers, metrics, clock, log: logger, callTimeoutMs: config.ADCP_ORCH_CALL_TIMEOUT_MS };
   const creativeTracker = new CreativeTracker({ ...buyCalls, policy: creativePolicy });
   const tracker = new BuyTracker({ ...buyCalls, tracking, clockSkewMs, creatives: creativeTracker, inbox: creativeInbox });
-  const deliveryOutcomes = new DeliveryOutcomes(buyCalls);
+  const deliveryOutcomes = new DeliveryOutcomes({ ...buyCalls, maxAttempts: config.ADCP_ORCH_RETRY_ATTEMPTS });
   const buyWorker = new BuyWorker(store, (b) => tracker.run(b), (o) => deliveryOutcomes.run(o), clock, logger, {
     instanceId: d.instanceId,
     leaseMs: operations.leaseMs,
