@@ -112,4 +112,25 @@ describe('a governance agent answering an error code we do not know, without rec
     expect(proxy!.seen.filter((s) => s.tool === 'check_governance')).toHaveLength(TRIES);
     expect(g.sellers[0]!.stats().calls).toEqual([]);
   }, 60_000);
+
+  it('an outcome report it answers so is tried ADCP_ORCH_RETRY_ATTEMPTS times, then kept refused for a person', async () => {
+    g = await startGoverned({
+      env: { ADCP_ORCH_RETRY_ATTEMPTS: String(TRIES) },
+      governanceUrl: async (governance) => {
+        proxy = await startToolFaultProxy(governance.origin);
+        return `${proxy.origin}/mcp`;
+      },
+    });
+    await syncPlan(g, 'plan_unknown_report');
+    proxy!.set('report_plan_outcome', { adcpError: UNKNOWN });
+    const created = await governedBuy(g, 'plan_unknown_report', governedRequest());
+    const stalled = await stalledOp(g.orch, created.body.id);
+    expect(stalled.status).toBe('completed');
+    expect(stalled.governance).toMatchObject({ step: 'reported', outcome: { status: 'refused', error: { code: UNKNOWN.code } } });
+    expect(stalled.stalled_reason).toContain(UNKNOWN.code);
+    expect(stalled.next_check_at).toBeNull();
+
+    await pastAnotherRetry();
+    expect(proxy!.seen.filter((s) => s.tool === 'report_plan_outcome')).toHaveLength(TRIES);
+  }, 60_000);
 });
