@@ -92,15 +92,16 @@ describe('retriesSpentPlan', () => {
 
   it('leaves the send unknown, stalled for a person with the seller\'s error, and nothing due', () => {
     const plan = retriesSpentPlan(sending, error, 3, t0 + 5_000);
-    expect(plan.patch).toMatchObject({ status: 'unknown', status_since: t0 + 5_000, stalled: 1, next_check_at: null, check_kind: null, attempt: 0 });
-    expect(JSON.parse(plan.patch.error as string)).toEqual(error);
-    expect(plan.patch.stalled_reason).toMatch(/X_VENDOR_UNKNOWN \(vendor trouble\), an error code we do not know, on each of 3 tries/);
+    const patch = plan.patch!;
+    expect(patch).toMatchObject({ status: 'unknown', status_since: t0 + 5_000, stalled: 1, next_check_at: null, check_kind: null, attempt: 0 });
+    expect(JSON.parse(patch.error as string)).toEqual(error);
+    expect(patch.stalled_reason).toMatch(/X_VENDOR_UNKNOWN \(vendor trouble\), an error code we do not know, on each of 3 tries/);
     expect(plan.events!.map((e) => e.kind)).toEqual(['send_failed', 'transition', 'stalled']);
     expect(plan.events![0]!.detail).toEqual({ error, retry_budget_spent: true });
   });
 
   it('says nothing twice to a row already stalled, and never moves a terminal status', () => {
     expect(retriesSpentPlan({ ...sending, stalled: 1 }, error, 3, t0).events!.map((e) => e.kind)).toEqual(['send_failed', 'transition']);
-    expect(retriesSpentPlan({ ...sending, status: 'failed' }, error, 3, t0).patch.status).toBe('failed');
+    expect(retriesSpentPlan({ ...sending, status: 'failed' }, error, 3, t0).patch!.status).toBe('failed');
   });
 });
