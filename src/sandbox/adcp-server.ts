@@ -19,7 +19,6 @@ import { InMemoryStateStore, type AdcpServer } from '@adcp/sdk/server';
 import type { SellerCore } from './core.js';
 import type { ToolResult } from './wire.js';
 import { SANDBOX_PRODUCTS, toAdcpProduct } from './products.js';
-import { REPLAY_TTL_SECONDS } from './idempotency.js';
 import { checkRequest } from './request-check.js';
 
 export interface ToolCaller {
@@ -77,6 +76,7 @@ export function buildAdcpServer(
     handler: list,
   };
 
+  const replay = core.replay;
   return withoutSlashNameWarnings(() => createAdcpServer({
     name: 'AdCP sandbox seller',
     version: '1.0.0',
@@ -91,14 +91,17 @@ export function buildAdcpServer(
     // as an SDK-built seller checks them. The SDK checks only the tools it registers
     // (get_products); the custom tools' requests are checked by `logged` above.
     validation: { requests: 'strict', responses: 'strict' },
+    // A seller without replay protection says so the SDK's way, which declares
+    // `idempotency: {supported: false}` (tests only: the SDK refuses it outside NODE_ENV=test/development).
+    ...(replay.supported ? {} : { idempotency: 'disabled' as const }),
     mediaBuy: {
       getProducts: async () => ({
         products: SANDBOX_PRODUCTS.map((p) => toAdcpProduct(p, agentUrl)),
       }) as never,
     },
     capabilities: {
-      // Our create_media_buy (a custom tool) enforces this window itself.
-      idempotency: { replay_ttl_seconds: REPLAY_TTL_SECONDS },
+      // Our mutating tools (custom tools) enforce this window themselves (SellerCore's ledger).
+      ...(replay.supported ? { idempotency: { replay_ttl_seconds: replay.replay_ttl_seconds } } : {}),
       overrides: {
         webhook_signing: {
           supported: true,

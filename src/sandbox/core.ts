@@ -14,7 +14,7 @@ import {
   UNTRACKED_INPUT_REASON,
 } from './behaviours.js';
 import type { GovernanceGate } from './governance-gate.js';
-import { IDEMPOTENCY_KEY_PATTERN, IdempotencyLedger } from './idempotency.js';
+import { IDEMPOTENCY_KEY_PATTERN, IdempotencyLedger, REPLAY_TTL_SECONDS, type ReplayDeclaration } from './idempotency.js';
 import type { LiveBuys } from './live-buys.js';
 import { getMediaBuyDeliveryReply, getMediaBuysReply } from './media-buy-reads.js';
 import { updateMediaBuy } from './update-media-buy.js';
@@ -44,6 +44,8 @@ export interface CoreOptions {
    * bearer token (the buyer's credentials were refreshed). Unset: it always asks.
    */
   freshToken?: string;
+  /** What the seller declares of replaying (and does): default a 24 h window. */
+  replay?: ReplayDeclaration;
 }
 
 /** What the HTTP layer should do to a create_media_buy call before MCP sees it. */
@@ -64,7 +66,9 @@ const TASK_TYPE = 'create_media_buy';
 
 export class SellerCore {
   readonly tasks = new TaskRegistry();
-  private readonly ledger = new IdempotencyLedger();
+  private readonly ledger: IdempotencyLedger;
+  /** What its capabilities declare of replaying, as its ledger keeps it. */
+  readonly replay: ReplayDeclaration;
   /** Failures already served per idempotency_key by the flaky products. */
   private readonly faultsServed = new Map<string, number>();
 
@@ -76,6 +80,8 @@ export class SellerCore {
     readonly live: LiveBuys,
     private readonly gate?: GovernanceGate,
   ) {
+    this.replay = opts.replay ?? { supported: true, replay_ttl_seconds: REPLAY_TTL_SECONDS };
+    this.ledger = new IdempotencyLedger(this.replay);
     // Every change after the initial reply is a webhook-worthy event.
     this.tasks.onTransition(({ task, to }) => this.notifier.notify(task, deliveryFor(task, to)));
   }

@@ -15,13 +15,23 @@ import { cloneResult, errorResult, withBody, type ToolResult } from './wire.js';
 export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9_.:-]{16,255}$/;
 export const REPLAY_TTL_SECONDS = 86_400;
 
+/**
+ * What a seller declares of its replay protection (`adcp.idempotency` in its
+ * capabilities), and keeps to: a window of `replay_ttl_seconds`, or none at all.
+ */
+export type ReplayDeclaration = { supported: true; replay_ttl_seconds: number } | { supported: false };
+
 export type IdempotentOutcome = 'fresh' | 'replay' | 'conflict' | 'expired' | 'in-flight';
 
 export class IdempotencyLedger {
-  private readonly store: IdempotencyStore = createIdempotencyStore({
-    backend: memoryBackend(),
-    ttlSeconds: REPLAY_TTL_SECONDS,
-  });
+  /** None when the seller declares no replay protection: it must not replay what it said it would not. */
+  private readonly store: IdempotencyStore | undefined;
+
+  constructor(declared: ReplayDeclaration = { supported: true, replay_ttl_seconds: REPLAY_TTL_SECONDS }) {
+    this.store = declared.supported
+      ? createIdempotencyStore({ backend: memoryBackend(), ttlSeconds: declared.replay_ttl_seconds })
+      : undefined;
+  }
 
   /**
    * Run `execute` once per (principal, key). A later call with the same
@@ -36,6 +46,8 @@ export class IdempotencyLedger {
     payload: Record<string, unknown>,
     execute: () => Promise<ToolResult>,
   ): Promise<{ outcome: IdempotentOutcome; result: ToolResult }> {
+    // `idempotency.supported: false`: every call runs, a resend included (the spec: "a naive retry WILL double-process").
+    if (!this.store) return { outcome: 'fresh', result: await execute() };
     const check = await this.store.check({ principal, key, payload });
     switch (check.kind) {
       case 'replay': {

@@ -33,6 +33,7 @@ import { mintWebhookSigningIdentity, type PublicJwks } from './signing-key.js';
 import { StatsRecorder, type SellerStats } from './stats.js';
 import { runInRequestSpan } from './request-span.js';
 import { HeldReplies } from './held-replies.js';
+import type { ReplayDeclaration } from './idempotency.js';
 import type { SandboxTask, TaskError, TaskStatus } from './tasks.js';
 import { createSdkWebhookSender, type WebhookRetryPolicy, type WebhookSender } from './webhook-sender.js';
 import { isPlainObject } from './wire.js';
@@ -49,6 +50,7 @@ export type { FireRecord } from './reporting.js';
 export type { ReportBodyStyle } from './report-body.js';
 export type { WebhookSender, WebhookDelivery, WebhookDeliveryResult } from './webhook-sender.js';
 export type { BehindBackTask } from './core.js';
+export type { ReplayDeclaration } from './idempotency.js';
 export type { DeliveryContent } from './notifications.js';
 export type { PublicJwks } from './signing-key.js';
 export type { SellerGovernanceOptions, GovernanceRefusal } from './governance-gate.js';
@@ -96,6 +98,12 @@ export interface SandboxSellerOptions extends LiveBuyOptions {
    * accounts (account_id `gov_…`) need its governance_context (governance-gate.ts).
    */
   governance?: SellerGovernanceOptions;
+  /**
+   * What `get_adcp_capabilities` declares of replay protection, kept to by the seller:
+   * a `replay_ttl_seconds` window (3600–604800; default 86400), or `{supported: false}`
+   * (every call runs again, a resend under the same key included; tests only).
+   */
+  idempotency?: ReplayDeclaration;
 }
 
 export interface CreativeHooks {
@@ -205,6 +213,7 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
       workingDelayMs: opts.workingDelayMs ?? 1500,
       flakyFailures: opts.flakyFailures ?? 2,
       ...(opts.freshToken !== undefined && { freshToken: opts.freshToken }),
+      ...(opts.idempotency && { replay: opts.idempotency }),
     },
     notifier,
     stats,
