@@ -14,6 +14,8 @@ export interface NewAgent {
   protocol: 'mcp' | 'a2a';
   authTokenSealed?: string | null;
   webhookSigning?: unknown;
+  /** A governance agent's credentials for sellers, already sealed. */
+  sellerCredentialsSealed?: string | null;
 }
 
 export class AgentsRepo {
@@ -35,6 +37,7 @@ export class AgentsRepo {
       auth_token_enc: agent.authTokenSealed ?? null,
       webhook_signing: agent.webhookSigning === undefined ? null : JSON.stringify(agent.webhookSigning),
       created_at: now,
+      ...(agent.sellerCredentialsSealed ? { seller_credentials_enc: agent.sellerCredentialsSealed } : {}),
     };
     await this.db.kysely.insertInto('agents').values(row).execute();
     this.cache.clear();
@@ -75,6 +78,12 @@ export class AgentsRepo {
   /** Replaces the agent's bearer token (already sealed), or removes it with null. */
   async updateCredentials(id: string, authTokenSealed: string | null): Promise<void> {
     await this.db.kysely.updateTable('agents').set({ auth_token_enc: authTokenSealed }).where('id', '=', id).execute();
+    this.cache.clear();
+  }
+
+  /** Replaces a governance agent's credentials for sellers (already sealed), or removes them with null. */
+  async updateSellerCredentials(id: string, sealed: string | null): Promise<void> {
+    await this.db.kysely.updateTable('agents').set({ seller_credentials_enc: sealed }).where('id', '=', id).execute();
     this.cache.clear();
   }
 

@@ -21,6 +21,7 @@ import { MediaBuyReportsRepo } from './media-buy-reports-repo.js';
 import { MediaBuyOutcomesRepo } from './media-buy-outcomes-repo.js';
 import { ReportingFiresRepo } from './reporting-fires-repo.js';
 import { CreativesRepo } from './creatives-repo.js';
+import { GovernanceSyncsRepo } from './governance-syncs-repo.js';
 
 export interface Store {
   db: Db;
@@ -46,6 +47,8 @@ export interface Store {
   deliveryOutcomes: MediaBuyOutcomesRepo;
   /** Creatives sent to live buys and their reviews (migration 020). */
   creatives: CreativesRepo;
+  /** What sync_governance registered at governance-aware sellers (migration 024). */
+  governanceSyncs: GovernanceSyncsRepo;
   close(): Promise<void>;
 }
 
@@ -78,6 +81,7 @@ export function storeFor(db: Db, opts: StoreOptions = {}): Store {
     fires: new ReportingFiresRepo(db),
     deliveryOutcomes: new MediaBuyOutcomesRepo(db),
     creatives: new CreativesRepo(db),
+    governanceSyncs: new GovernanceSyncsRepo(db),
     close: () => db.close(),
   };
 }
@@ -103,3 +107,4 @@ export type { CampaignRow } from './campaigns-repo.js';
 export type { MediaBuyRow, BuyEventRow } from './media-buys-repo.js';
 export type { ReportRow } from './media-buy-reports-repo.js';
 export type { CreativeRow } from './creatives-repo.js';
+export type { GovernanceSyncRow } from './governance-syncs-repo.js';

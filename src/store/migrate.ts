@@ -28,6 +28,7 @@ import { creatives } from './migrations/020-creatives.js';
 import { unresolvedCompletion } from './migrations/022-unresolved-completion.js';
 import { mediaBuyUnreadable } from './migrations/021-media-buy-unreadable.js';
 import { agentCapabilities } from './migrations/023-agent-capabilities.js';
+import { governanceSyncs } from './migrations/024-governance-syncs.js';
 
 export function migrationsFor(db: Db): Record<string, Migration> {
   return {
@@ -52,6 +53,7 @@ export function migrationsFor(db: Db): Record<string, Migration> {
     '022-unresolved-completion': unresolvedCompletion,
     '021-media-buy-unreadable': mediaBuyUnreadable,
     '023-agent-capabilities': agentCapabilities,
+    '024-governance-syncs': governanceSyncs,
   };
 }
 

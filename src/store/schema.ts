@@ -49,6 +49,23 @@ export interface AgentsTable {
   capabilities_error?: string | null;
   /** The AdCP version we speak with it (src/adcp/dialect.ts); null: never asked, spoken to as 3.0. */
   adcp_version?: string | null;
+  /** A governance agent's credentials for sellers (sync_governance `authentication`), sealed like auth_token_enc. */
+  seller_credentials_enc?: string | null;
+}
+
+/** What sync_governance registered at a governance-aware seller, per account (migration 024). */
+export interface GovernanceSyncsTable {
+  seller_agent_id: string;
+  /** The account reference, canonical JSON. */
+  account_key: string;
+  tenant_id: string;
+  governance_agent_id: string;
+  governance_url: string;
+  /** Keyed digest of the URL and credentials sent (no secret). */
+  fingerprint: string;
+  idempotency_key: string;
+  operation_id: string;
+  synced_at: number;
 }
 
 export interface OperationsTable {
@@ -187,6 +204,7 @@ export interface Database {
   media_buy_outcomes: MediaBuyOutcomesTable;
   media_buy_creatives: MediaBuyCreativesTable;
   reporting_fires: ReportingFiresTable;
+  governance_syncs: GovernanceSyncsTable;
 }
 
 /** A tenant's own rules (docs/ARCHITECTURE.md, People in the loop): one JSON document per tenant. */
