@@ -43,7 +43,10 @@ import {
 import { agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
 import type { AdcpServer } from '@adcp/sdk/server';
 import { parseErrorAsJsonRpc, REQUIRED_PROFILE, requireProfile } from './a2a-profile.js';
+import { SURFACE_3_0, onWire, type SellerSurface } from './adcp-server.js';
 import { continueTask, refusalFor } from './continuations.js';
+import { servedVersion, taskToolNames } from './versions.js';
+import { ok } from './wire.js';
 import type { SellerCore } from './core.js';
 import { runWithBearer } from './request-span.js';
 import { isPlainObject } from './wire.js';
@@ -73,9 +76,9 @@ const SKILLS: Array<[string, string]> = [
   ['get_media_buy_delivery', 'Delivery of media buys (lifetime or a date range) with aggregated totals.'],
   ['tasks/get', 'Poll a task by AdCP task_id.'],
   ['tasks_get', 'Alias of tasks/get.'],
-  ['get_task_status', 'Alias of tasks/get (3.1 name).'],
+  ['get_task_status', 'Poll a task by AdCP task_id (the 3.1 name of tasks/get).'],
   ['tasks/list', 'List tasks with filters and cursor pagination.'],
-  ['list_tasks', 'Alias of tasks/list.'],
+  ['list_tasks', 'List tasks with filters and cursor pagination (the 3.1 name of tasks/list).'],
   ['sandbox_respond', 'Out-of-band answer to an input-required/auth-required task: {task_id, approve, message?, then?}.'],
 ];
 
@@ -95,14 +98,19 @@ export interface A2aOptions {
   submittedDelayMs: number;
   /** Require the AdCP A2A profile v3 on every request (see the module comment). */
   requireProfile?: boolean;
+  /** The version the seller speaks and the task tools it serves (the card lists only those). Default 3.0. */
+  surface?: SellerSurface;
 }
 
 export async function createA2AHandler(adcp: AdcpServer, core: SellerCore, a2aUrl: string, opts: A2aOptions): Promise<NodeHandler> {
   const moduleName = 'express';
   const mod = (await import(moduleName)) as { default: ExpressModule };
   const app = mod.default();
+  const surface = opts.surface ?? SURFACE_3_0;
+  const tasks = taskToolNames(surface.version, surface.legacyTaskTools);
+  const served = new Set(['get_adcp_capabilities', 'get_products', 'create_media_buy', 'update_media_buy', 'get_media_buys', 'get_media_buy_delivery', 'sandbox_respond', ...tasks.poll, ...tasks.list]);
   const card: AgentCard = {
-    name: 'AdCP sandbox seller',
+    name: surface.version === '3.0' ? 'AdCP sandbox seller' : `AdCP sandbox seller (${surface.version})`,
     description: 'Sandbox seller for testing buyers: create_media_buy behaviour is selected by the product id (see get_products).',
     url: a2aUrl,
     version: '1.0.0',
@@ -110,7 +118,7 @@ export async function createA2AHandler(adcp: AdcpServer, core: SellerCore, a2aUr
     defaultInputModes: ['application/json'],
     defaultOutputModes: ['application/json'],
     capabilities: { streaming: false, pushNotifications: false, ...(opts.requireProfile && { extensions: [REQUIRED_PROFILE] }) },
-    skills: SKILLS.map(([id, description]) => ({ id, name: id, description, tags: ['adcp'] })),
+    skills: SKILLS.filter(([id]) => served.has(id)).map(([id, description]) => ({ id, name: id, description, tags: ['adcp'] })),
   };
   const store = new InMemoryTaskStore();
   const open: OpenTasks = new Map();
@@ -216,7 +224,11 @@ class SellerExecutor implements AgentExecutor {
   private async answer(ctx: RequestContext, bus: ExecutionEventBus, { skill, input }: Invocation): Promise<void> {
     const { taskId, contextId, userMessage } = ctx;
     const waiting = this.open.get(taskId)!;
-    const outcome = continueTask(this.core, waiting.adcpTaskId, skill, input, this.opts);
+    // Served in the version the answer pins, as every call is (versions.ts).
+    const seller = (this.opts.surface ?? SURFACE_3_0).version;
+    const served = servedVersion(input, seller);
+    const version = typeof served === 'string' ? served : seller;
+    const outcome = continueTask(this.core, waiting.adcpTaskId, skill, input, { ...this.opts, version });
     this.core.stats.continuation({
       a2a_task_id: taskId,
       task_id: waiting.adcpTaskId,
@@ -224,12 +236,13 @@ class SellerExecutor implements AgentExecutor {
       outcome: outcome.kind,
       ...(typeof input.idempotency_key === 'string' && { idempotency_key: input.idempotency_key }),
     });
+    const payload = onWire(version, skill, ok(outcome.payload)).structuredContent;
     if (outcome.kind === 'asked_again') {
-      this.ask(bus, taskId, contextId, outcome.payload.status as TaskState, outcome.payload);
+      this.ask(bus, taskId, contextId, payload.status as TaskState, payload);
       return;
     }
     // Kept: a later message on this task is refused (or, the same one again, recorded) by what its AdCP task says.
-    this.finish(bus, taskId, contextId, 'completed', outcome.payload, outcome.kind === 'submitted' ? waiting.adcpTaskId : undefined);
+    this.finish(bus, taskId, contextId, 'completed', payload, outcome.kind === 'submitted' ? waiting.adcpTaskId : undefined);
   }
 
   /** Leaves the A2A task waiting, the question in its status message. */

@@ -1,30 +1,49 @@
 /**
  * The AdCP tool surface, built with the SDK's server builder.
  *
- * `get_products` and `get_adcp_capabilities` go through the SDK's spec-tool
- * pipeline (schema-checked replies, auto-derived capabilities). The tools whose
- * behaviour *is* the point of the sandbox are registered as custom tools and
- * answered by SellerCore, which owns idempotency and task state:
+ * `get_adcp_capabilities` (and, for a 3.0 seller, `get_products`) go through the
+ * SDK's spec-tool pipeline (schema-checked replies, auto-derived capabilities;
+ * capabilities.ts adds what it cannot derive). The tools whose behaviour *is* the
+ * point of the sandbox are registered as custom tools and answered by SellerCore,
+ * which owns idempotency and task state:
  *   create_media_buy
  *   update_media_buy                          (cancel, pause/resume, reporting_webhook)
  *   get_media_buys, get_media_buy_delivery    (the book of live buys, live-buys.ts)
  *   sync_creatives, list_creatives            (the creative library and its reviews, creative-library.ts)
- *   tasks/get, tasks_get, get_task_status     (same handler; 3.0 and 3.1 names)
- *   tasks/list, list_tasks                    (same handler)
+ *   get_task_status (3.1; 3.0 also tasks/get, tasks_get)   one handler
+ *   list_tasks (3.1; 3.0 also tasks/list)                   one handler
  *   sandbox_respond                           (answers input-required / auth-required)
+ *   get_products                              (a 3.1 seller's: the SDK would answer it in 3.0)
+ *
+ * Each call is served in a version (versions.ts): its request checked against that
+ * version's schema, its reply shaped and checked as that version says (replies-31.ts).
  */
 import { z } from 'zod';
 import { createAdcpServer } from '@adcp/sdk/server/legacy/v5';
 import { InMemoryStateStore, type AdcpServer } from '@adcp/sdk/server';
+import { capabilitiesConfig } from './capabilities.js';
 import type { SellerCore } from './core.js';
 import type { ToolResult } from './wire.js';
 import { SANDBOX_PRODUCTS, toAdcpProduct } from './products.js';
+import { getProductsReply } from './products-reply.js';
+import { reply31 } from './replies-31.js';
 import { checkRequest } from './request-check.js';
+import { operationIdRefusal, servedVersion, taskToolNames, type SellerVersion } from './versions.js';
 
 export interface ToolCaller {
   /** Idempotency scope of the caller (one per credential). */
   principal: string;
 }
+
+/** What the seller speaks and declares (SandboxSellerOptions.adcpVersion, legacyTaskTools, governanceAware). */
+export interface SellerSurface {
+  version: SellerVersion;
+  /** A 3.1 seller also answers the 3.0 task tool names. */
+  legacyTaskTools: boolean;
+  governanceAware?: boolean;
+}
+
+export const SURFACE_3_0: SellerSurface = { version: '3.0', legacyTaskTools: true };
 
 /**
  * The SDK insists on an explicit state store outside NODE_ENV=test/development.
@@ -43,82 +62,93 @@ export const newUnusedStateStore = (): InMemoryStateStore => new InMemoryStateSt
 const openInput = z.looseObject({});
 
 type Args = Record<string, unknown>;
+type Handler = (args: Args, version: SellerVersion) => ToolResult | Promise<ToolResult>;
+
+/** A reply as the version it is served in shapes it (3.0: as built). */
+export function onWire(version: SellerVersion, tool: string, result: ToolResult): ToolResult {
+  return version === '3.1' ? reply31(tool, result) : result;
+}
 
 export function buildAdcpServer(
   core: SellerCore,
   agentUrl: string,
   caller: ToolCaller,
   stateStore: InMemoryStateStore,
+  surface: SellerSurface = SURFACE_3_0,
 ): AdcpServer {
   // Every custom tool call is logged first, so tests can prove what reached the seller, then
-  // checked against its schema as a real seller checks it (request-check.ts): one off the
-  // schema is refused before anything of the sandbox sees it.
-  const logged = (tool: string, handler: (args: Args) => ToolResult | Promise<ToolResult>) => async (args: Args): Promise<ToolResult> => {
-    const check = checkRequest(tool, args);
+  // checked against the schema of the version it is served in, as a real seller checks it
+  // (request-check.ts): one off the schema is refused before anything of the sandbox sees it.
+  const logged = (tool: string, handler: Handler) => async (args: Args): Promise<ToolResult> => {
+    const served = servedVersion(args, surface.version);
+    const version = typeof served === 'string' ? served : surface.version;
+    const check = checkRequest(tool, args, version);
     core.stats.call(tool, args, check.issues);
-    if (check.refusal) return check.refusal;
-    return handler(args);
+    if (typeof served !== 'string') return served.refusal;
+    if (check.refusal) return onWire(version, tool, check.refusal);
+    const refusal = version === '3.1' ? operationIdRefusal(args) : undefined;
+    return onWire(version, tool, refusal ?? (await handler(args, version)));
   };
-  const poll = (tool: string) => logged(tool, (args) => core.getTask(args, tool));
-  const list = logged('list_tasks', (args) => core.listTasks(args));
+  const tasks = taskToolNames(surface.version, surface.legacyTaskTools);
   const pollConfig = (tool: string) => ({
     description:
-      'Poll an async task: {task_id, include_result? (default true), include_history?} → ' +
+      `Poll an async task: {task_id, include_result? (default ${surface.version === '3.0' ? 'true' : 'false'}), include_history?} → ` +
       '{task_id, task_type, protocol, status, created_at, updated_at, completed_at?, result?, error?}.',
     inputSchema: openInput,
-    handler: poll(tool),
+    handler: logged(tool, (args, version) => core.getTask(args, tool, version)),
   });
-  const listConfig = {
+  const listConfig = (tool: string) => ({
     description:
       'List tasks: {filters?: {statuses, task_types, created_after/before, updated_after/before, task_ids, ' +
       'context_contains, has_webhook}, sort?: {field, direction}, pagination?: {max_results 1-100, cursor}}.',
     inputSchema: openInput,
-    handler: list,
-  };
+    handler: logged(tool, (args) => core.listTasks(args)),
+  });
+  const v31 = surface.version === '3.1';
 
   const replay = core.replay;
   return withoutSlashNameWarnings(() => createAdcpServer({
-    name: 'AdCP sandbox seller',
+    name: v31 ? 'AdCP sandbox seller (3.1)' : 'AdCP sandbox seller',
     version: '1.0.0',
     stateStore,
     instructions:
-      'Sandbox seller for testing buyers. get_products lists products whose id selects how create_media_buy ' +
+      `Sandbox seller (AdCP ${surface.version}) for testing buyers. get_products lists products whose id selects how create_media_buy ` +
       'behaves (instant, submitted, working, input-required, rejected, failed, auth-required, flaky). ' +
       'Answer input-required/auth-required tasks with sandbox_respond. Buys then live a compressed flight and report ' +
       'delivery to their reporting_webhook. Buys for governed accounts (account_id gov_…) ' +
       'need plan_id and a governance_context from the sandbox governance agent, else PERMISSION_DENIED.',
     // Requests and replies are checked against the bundled AdCP schemas in every environment,
     // as an SDK-built seller checks them. The SDK checks only the tools it registers
-    // (get_products); the custom tools' requests are checked by `logged` above.
+    // (get_products of a 3.0 seller); the custom tools' requests are checked by `logged` above.
     validation: { requests: 'strict', responses: 'strict' },
     // A seller without replay protection says so the SDK's way, which declares
     // `idempotency: {supported: false}` (tests only: the SDK refuses it outside NODE_ENV=test/development).
     ...(replay.supported ? {} : { idempotency: 'disabled' as const }),
-    mediaBuy: {
-      getProducts: async () => ({
-        products: SANDBOX_PRODUCTS.map((p) => toAdcpProduct(p, agentUrl)),
-      }) as never,
-    },
-    capabilities: {
-      // Our mutating tools (custom tools) enforce this window themselves (SellerCore's ledger).
-      ...(replay.supported ? { idempotency: { replay_ttl_seconds: replay.replay_ttl_seconds } } : {}),
-      overrides: {
-        webhook_signing: {
-          supported: true,
-          profile: 'adcp/webhook-signing/v1',
-          algorithms: ['ed25519'],
-          legacy_hmac_fallback: true,
-        },
+    // The SDK speaks 3.0 only: a 3.1 seller answers get_products itself (products-reply.ts).
+    ...(!v31 && {
+      mediaBuy: {
+        getProducts: async () => ({
+          products: SANDBOX_PRODUCTS.map((p) => toAdcpProduct(p, agentUrl)),
+        }) as never,
       },
-    },
+    }),
+    capabilities: capabilitiesConfig({ version: surface.version, replay, ...(surface.governanceAware !== undefined && { governanceAware: surface.governanceAware }) }) as never,
     customTools: {
+      ...(v31 && {
+        get_products: {
+          description: 'The sandbox catalogue: every product, whose id selects how create_media_buy behaves.',
+          inputSchema: openInput,
+          annotations: { readOnlyHint: true },
+          handler: logged('get_products', (args, version) => getProductsReply(args, agentUrl, version)),
+        },
+      }),
       create_media_buy: {
         description:
           'Create a media buy. Behaviour is chosen by packages[0].product_id (see get_products). ' +
           'Requires idempotency_key, account, brand, start_time, end_time, packages[]. Accounts whose account_id ' +
           'starts with gov_ are governed: also plan_id and the governance_context of an approved check_governance.',
         inputSchema: openInput,
-        handler: logged('create_media_buy', (args) => core.createMediaBuy(args, caller.principal)),
+        handler: logged('create_media_buy', (args, version) => core.createMediaBuy(args, caller.principal, version)),
       },
       update_media_buy: {
         description:
@@ -137,11 +167,12 @@ export function buildAdcpServer(
       },
       get_media_buy_delivery: {
         description:
-          'Delivery of media buys: {account?, media_buy_ids?, status_filter? (default ["active"]), start_date?, end_date?} → ' +
-          'reporting_period, currency, media_buy_deliveries[], aggregated_totals.',
+          'Delivery of media buys: {account?, media_buy_ids?, status_filter? (default ["active"]), start_date?, end_date?' +
+          `${v31 ? ', time_granularity? ("daily"), include_window_breakdown?' : ''}} → ` +
+          `reporting_period, currency, media_buy_deliveries[]${v31 ? ' (windows[] when asked)' : ''}, aggregated_totals.`,
         inputSchema: openInput,
         annotations: { readOnlyHint: true },
-        handler: logged('get_media_buy_delivery', (args) => core.getMediaBuyDelivery(args)),
+        handler: logged('get_media_buy_delivery', (args, version) => core.getMediaBuyDelivery(args, version)),
       },
       sync_creatives: {
         description:
@@ -150,7 +181,7 @@ export function buildAdcpServer(
           'A creative named with "queue" makes the whole sync answer submitted, done later as a task. ' +
           'A buy of sandbox_awaiting_creatives starts once every package has an approved creative.',
         inputSchema: openInput,
-        handler: logged('sync_creatives', (args) => core.syncCreatives(args, caller.principal)),
+        handler: logged('sync_creatives', (args, version) => core.syncCreatives(args, caller.principal, version)),
       },
       list_creatives: {
         description: 'Creatives in the library: {account?, filters?: {creative_ids, statuses, updated_after, updated_before, media_buy_ids, name_contains}, pagination?, include_assignments?}.',
@@ -158,11 +189,8 @@ export function buildAdcpServer(
         annotations: { readOnlyHint: true },
         handler: logged('list_creatives', (args) => core.listCreatives(args)),
       },
-      'tasks/get': pollConfig('tasks/get'),
-      tasks_get: pollConfig('tasks_get'),
-      get_task_status: pollConfig('get_task_status'),
-      'tasks/list': listConfig,
-      list_tasks: listConfig,
+      ...Object.fromEntries(tasks.poll.map((tool) => [tool, pollConfig(tool)])),
+      ...Object.fromEntries(tasks.list.map((tool) => [tool, listConfig(tool)])),
       sandbox_respond: {
         description:
           'Sandbox-only continuation for a task in input-required or auth-required: ' +

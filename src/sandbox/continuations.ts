@@ -14,6 +14,7 @@ import { checkCreateRequest } from './behaviours.js';
 import { checkRequest } from './request-check.js';
 import type { SellerCore } from './core.js';
 import { isTerminalStatus } from './tasks.js';
+import type { SellerVersion } from './versions.js';
 import { isPlainObject } from './wire.js';
 
 export type ContinuationOutcome =
@@ -35,7 +36,7 @@ export function continueTask(
   taskId: string,
   skill: string,
   input: Record<string, unknown>,
-  opts: { submittedDelayMs: number },
+  opts: { submittedDelayMs: number; version?: SellerVersion },
 ): ContinuationOutcome {
   const task = core.tasks.get(taskId)!;
   const echo = input.context !== undefined ? { context: input.context } : {};
@@ -48,7 +49,7 @@ export function continueTask(
     return askAgain('Sandbox seller still needs fresh credentials for this buy.');
   }
   // Checked against its schema first, as every request is (request-check.ts).
-  const check = checkRequest(skill, input);
+  const check = checkRequest(skill, input, opts.version);
   if (!check.valid) {
     const first = check.issues[0];
     const message = first ? `${first.pointer} ${first.message}` : 'failed schema validation';

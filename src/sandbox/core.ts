@@ -17,6 +17,7 @@ import type { GovernanceGate } from './governance-gate.js';
 import { IDEMPOTENCY_KEY_PATTERN, IdempotencyLedger, REPLAY_TTL_SECONDS, type ReplayDeclaration } from './idempotency.js';
 import type { LiveBuys } from './live-buys.js';
 import { getMediaBuyDeliveryReply, getMediaBuysReply } from './media-buy-reads.js';
+import { wantsWindows, windowRefusal, withWindows } from './delivery-windows.js';
 import { updateMediaBuy } from './update-media-buy.js';
 import { listCreatives, queueAsTask, syncCreatives } from './creative-tools.js';
 import type { DeliveryContent, Notifier } from './notifications.js';
@@ -31,8 +32,9 @@ import {
   type TaskError,
   type TaskStatus,
 } from './tasks.js';
-import { errorResult, isPlainObject, ok, type ToolResult } from './wire.js';
+import { errorResult, isPlainObject, ok, withBody, type ToolResult } from './wire.js';
 import { currentBearer } from './request-span.js';
+import type { SellerVersion } from './versions.js';
 
 export interface CoreOptions {
   submittedDelayMs: number;
@@ -46,6 +48,8 @@ export interface CoreOptions {
   freshToken?: string;
   /** What the seller declares of replaying (and does): default a 24 h window. */
   replay?: ReplayDeclaration;
+  /** The version the seller speaks: the tasks it makes behind the buyer's back speak it. Default 3.0. */
+  adcpVersion?: SellerVersion;
 }
 
 /** What the HTTP layer should do to a create_media_buy call before MCP sees it. */
@@ -88,7 +92,8 @@ export class SellerCore {
 
   // ─── create_media_buy ────────────────────────────────────────────────
 
-  async createMediaBuy(args: Record<string, unknown>, principal: string): Promise<ToolResult> {
+  /** `version`: the one the call is served in; its tasks' webhooks speak it (versions.ts). */
+  async createMediaBuy(args: Record<string, unknown>, principal: string, version: SellerVersion = '3.0'): Promise<ToolResult> {
     const key = args.idempotency_key;
     const echo = args.context !== undefined ? { context: args.context } : {};
     if (typeof key !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(key)) {
@@ -115,7 +120,7 @@ export class SellerCore {
       // only when the buy would execute, so a replay of a booked buy stays a replay.
       const admission = await this.gate?.admit(args);
       if (admission && 'refusal' in admission) return admission.refusal;
-      const executed = await this.execute(accepted.product.behaviour, args, key, accepted.push);
+      const executed = await this.execute(accepted.product.behaviour, args, key, accepted.push, version);
       if (admission && !executed.isError) admission.consume();
       return executed;
     });
@@ -129,6 +134,7 @@ export class SellerCore {
     args: Record<string, unknown>,
     key: string,
     push: PushNotificationConfig | undefined,
+    version: SellerVersion,
   ): Promise<ToolResult> {
     // Fresh credentials answer what sandbox_auth_required would otherwise ask for.
     if (behaviour === 'auth_required' && this.credentialIsFresh()) behaviour = 'instant';
@@ -142,6 +148,7 @@ export class SellerCore {
         ...(push && { push }),
         idempotency_key: key,
         request: args,
+        ...(version !== '3.0' && { adcp_version: version }),
       });
 
     switch (behaviour) {
@@ -213,11 +220,11 @@ export class SellerCore {
   }
 
   /** `sync_creatives`: creatives into the library, assigned to the account's buys' packages, reviewed later (creative-tools.ts). */
-  syncCreatives(args: Record<string, unknown>, principal: string): Promise<ToolResult> {
+  syncCreatives(args: Record<string, unknown>, principal: string, version: SellerVersion = '3.0'): Promise<ToolResult> {
     return syncCreatives(this.live.creatives, this.live.book, this.ledger, args, principal, {
       ...(this.live.opts.creativeAdvisoryStatus && { advisory: this.live.opts.creativeAdvisoryStatus }),
       // Queued: a task that syncs after submittedDelayMs, its result by webhook and tasks/get.
-      queue: queueAsTask(this.tasks, this.opts.submittedDelayMs),
+      queue: queueAsTask(this.tasks, this.opts.submittedDelayMs, version),
       formats: SANDBOX_FORMAT_IDS,
     });
   }
@@ -228,8 +235,15 @@ export class SellerCore {
   }
 
   /** `get_media_buy_delivery`: lifetime or date-range delivery of the account's buys (media-buy-reads.ts). */
-  getMediaBuyDelivery(args: Record<string, unknown>): ToolResult {
-    return getMediaBuyDeliveryReply(this.live.book, args);
+  getMediaBuyDelivery(args: Record<string, unknown>, version: SellerVersion = '3.0'): ToolResult {
+    if (version === '3.0') return getMediaBuyDeliveryReply(this.live.book, args);
+    // 3.1: the same reply, with daily windows when asked for them (delivery-windows.ts).
+    const refusal = windowRefusal(args);
+    if (refusal) return refusal;
+    const reply = getMediaBuyDeliveryReply(this.live.book, args);
+    if (reply.isError === true || !wantsWindows(args)) return reply;
+    const windowed = withWindows(this.live.book, reply.structuredContent, args);
+    return 'refusal' in windowed ? windowed.refusal : withBody(reply, windowed.body);
   }
 
   /** The completion a scheduled or approved task reaches: a fresh media buy. */
@@ -281,8 +295,8 @@ export class SellerCore {
 
   // ─── tasks/get, list_tasks ───────────────────────────────────────────
 
-  getTask(args: Record<string, unknown>, tool: string): ToolResult {
-    return getTaskReply(this.tasks, args, (taskId) => this.stats.poll(taskId, tool));
+  getTask(args: Record<string, unknown>, tool: string, version: SellerVersion = '3.0'): ToolResult {
+    return getTaskReply(this.tasks, args, (taskId) => this.stats.poll(taskId, tool), version);
   }
 
   listTasks(args: Record<string, unknown>): ToolResult {
@@ -351,6 +365,7 @@ export class SellerCore {
       ...(opts.push_notification_config && { push: opts.push_notification_config }),
       ...(opts.idempotency_key !== undefined && { idempotency_key: opts.idempotency_key }),
       request,
+      ...(this.opts.adcpVersion !== undefined && this.opts.adcpVersion !== '3.0' && { adcp_version: this.opts.adcpVersion }),
       ...(status === 'completed' && { result: buildMediaBuy(request) }),
     });
     if (opts.completeAfterMs !== undefined && !isTerminalStatus(status)) {

@@ -29,8 +29,11 @@ export type QueueSync = (args: Args, run: () => Record<string, unknown>) => Tool
 
 const QUEUE_WORD = /queue/i;
 
-/** Queues a sync as a `submitted` task that runs it after `delayMs` and completes with its reply (webhook, tasks/get). */
-export function queueAsTask(tasks: TaskRegistry, delayMs: number): QueueSync {
+/**
+ * Queues a sync as a `submitted` task that runs it after `delayMs` and completes with its
+ * reply (webhook, tasks/get); `version`, the one the sync is served in, is its webhooks'.
+ */
+export function queueAsTask(tasks: TaskRegistry, delayMs: number, version = '3.0'): QueueSync {
   return (args, run) => {
     const push = checkPushConfig(args.push_notification_config);
     const message = 'Sandbox: creatives queued for ingestion; poll tasks/get or wait for the webhook.';
@@ -43,6 +46,7 @@ export function queueAsTask(tasks: TaskRegistry, delayMs: number): QueueSync {
       ...(push && !('code' in push) && { push }),
       ...(typeof args.idempotency_key === 'string' && { idempotency_key: args.idempotency_key }),
       request: args,
+      ...(version !== '3.0' && { adcp_version: version }),
     });
     tasks.schedule(delayMs, () => tasks.transition(task.task_id, 'completed', { result: run() }));
     return ok({ status: 'submitted', task_id: task.task_id, message, ...echo });

@@ -178,7 +178,7 @@ function lifetimePeriod(buys: BookedMediaBuy[]): { start: number; end: number } 
 }
 
 /** Each package's figures over the delivered periods, prorated to the part of each period inside `range`. */
-function figuresWithin(buy: BookedMediaBuy, range: { start: number; end: number } | undefined): Map<string, PackageFigures> {
+export function figuresWithin(buy: BookedMediaBuy, range: { start: number; end: number } | undefined): Map<string, PackageFigures> {
   const spend = new Map<string, number>(buy.packages.map((p) => [p.package_id, 0]));
   const exact = new Map<string, PackageFigures>(buy.packages.map((p) => [p.package_id, { spend: 0, impressions: 0, clicks: 0 }]));
   let prorated = false;

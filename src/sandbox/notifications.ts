@@ -7,6 +7,7 @@
  * webhook), sending each twice with the same idempotency_key (duplicate
  * delivery) and sending arbitrary, possibly stale, deliveries (out of order).
  */
+import { assertValid31Document, body31 } from './replies-31.js';
 import type { StatsRecorder } from './stats.js';
 import type { PushNotificationConfig, SandboxTask, TaskStatus } from './tasks.js';
 import type { WebhookAuth, WebhookSender } from './webhook-sender.js';
@@ -62,18 +63,7 @@ export class Notifier {
   private async send(task: SandboxTask, push: PushNotificationConfig, content: DeliveryContent): Promise<void> {
     const n = ++this.deliveries;
     const eventId = `${task.task_id}:${++this.events}`;
-    const payload: Record<string, unknown> = {
-      task_id: task.task_id,
-      task_type: task.task_type,
-      protocol: task.domain,
-      status: content.status,
-      timestamp: content.timestamp ?? new Date().toISOString(),
-      ...(push.operation_id !== undefined && { operation_id: push.operation_id }),
-      ...(push.token !== undefined && { token: push.token }),
-      ...(content.message !== undefined && { message: content.message }),
-      ...(content.result !== undefined && { result: content.result }),
-      ...(task.context !== undefined && { context: task.context }),
-    };
+    const payload = task.adcp_version === '3.1' ? payload31(task, push, content) : payload30(task, push, content);
     const auth = webhookAuthFor(push);
     const authName = auth === null ? 'rfc9421' : auth.type === 'hmac_sha256' ? 'hmac' : 'bearer';
     const base = { task_id: task.task_id, status: content.status, url: push.url, auth: authName };
@@ -110,4 +100,38 @@ export class Notifier {
       this.stats.webhook({ ...record, at: new Date().toISOString() });
     }
   }
+}
+
+/** The 3.0 MCP webhook payload (the sender adds `idempotency_key`). */
+function payload30(task: SandboxTask, push: PushNotificationConfig, content: DeliveryContent): Record<string, unknown> {
+  return {
+    task_id: task.task_id,
+    task_type: task.task_type,
+    protocol: task.domain,
+    status: content.status,
+    timestamp: content.timestamp ?? new Date().toISOString(),
+    ...(push.operation_id !== undefined && { operation_id: push.operation_id }),
+    ...(push.token !== undefined && { token: push.token }),
+    ...(content.message !== undefined && { message: content.message }),
+    ...(content.result !== undefined && { result: content.result }),
+    ...(task.context !== undefined && { context: task.context }),
+  };
+}
+
+/**
+ * The 3.1 payload (core/mcp-webhook-payload.json 3.1.19), checked before it goes:
+ * `operation_id` (required; a 3.1 request that registers a webhook without one is
+ * refused, versions.ts), `notification_id` (the task's arrival at this status, one
+ * event however often it is sent: a re-emission keeps it under a new
+ * `idempotency_key`), the `token` echoed, and the result as the task's 3.1 reply.
+ */
+function payload31(task: SandboxTask, push: PushNotificationConfig, content: DeliveryContent): Record<string, unknown> {
+  const payload = {
+    ...payload30(task, push, content),
+    notification_id: `${task.task_id}.${content.status}`,
+    ...(content.result !== undefined && { result: body31(task.task_type, content.result, content.status) }),
+  };
+  // The sender adds the idempotency_key; a stand-in of its form takes its place in the check.
+  assertValid31Document(`webhook for ${task.task_id}`, 'core/mcp-webhook-payload.json', { idempotency_key: 'stand_in_key_00000000', ...payload });
+  return payload;
 }

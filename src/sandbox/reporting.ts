@@ -16,7 +16,9 @@
  */
 import { authName, reportingAuth, type ReportingWebhook } from './reporting-webhook.js';
 import { bareReport, envelopeReport, type ReportBodyStyle, type ReportFields } from './report-body.js';
+import { assertValid31Document } from './replies-31.js';
 import { assertValidAdcpReply } from './sdk-validator.js';
+import type { SellerVersion } from './versions.js';
 import type { WebhookAuth, WebhookSender } from './webhook-sender.js';
 
 /** One fire, as `stats().reportFires` shows it. */
@@ -78,6 +80,8 @@ export class Reporter {
     /** A sender whose RFC 9421 key the buyer does not know, for badly signed fires. */
     private readonly forger: () => WebhookSender,
     private readonly defaultStyle: ReportBodyStyle,
+    /** The version the seller speaks: a 3.1 seller's envelopes are checked as 3.1 webhook payloads too. */
+    private readonly version: SellerVersion = '3.0',
   ) {}
 
   private state(mediaBuyId: string): BuyReporting {
@@ -123,6 +127,8 @@ export class Reporter {
         : bareReport(fields);
     // Fires are checked like replies: the report is a get_media_buy_delivery response plus webhook fields.
     assertValidAdcpReply('sandbox seller', 'get_media_buy_delivery', (style === 'envelope' ? payload.result : payload) as Record<string, unknown>);
+    // The sender adds the idempotency_key; a stand-in of its form takes its place in the check.
+    if (style === 'envelope' && this.version === '3.1') assertValid31Document('report fire', 'core/mcp-webhook-payload.json', { idempotency_key: 'stand_in_key_00000000', ...payload });
     // A forgery is not one of the buy's reports: it uses no sequence number.
     if (!req.badSignature) {
       s.sequence = sequence;

@@ -33,10 +33,11 @@ const schemaErrors = require(join(sdkDir, 'dist/lib/validation/schema-errors.js'
 };
 
 /**
- * The schema each tool's request is checked against, where its name is not its
- * task's. The task tools' 3.0 names are `tasks/get` and `tasks/list`; the 3.0
- * sandbox also answers `tasks_get` and the 3.1 names, checked against the same
- * (open) 3.0 schemas. `sandbox_respond` is ours alone and has none.
+ * The schema a tool's request is checked against when the version has none of
+ * its own name. The task tools' 3.0 names are `tasks/get` and `tasks/list`; the
+ * 3.0 sandbox also answers `tasks_get` and the 3.1 names, checked against the
+ * same (open) 3.0 schemas; 3.1 has schemas for its names (`get_task_status`,
+ * `list_tasks`). `sandbox_respond` is ours alone and has none.
  */
 const SCHEMA_OF: Readonly<Record<string, string>> = {
   tasks_get: 'tasks/get',
@@ -56,7 +57,8 @@ export interface RequestCheck {
 
 export function checkRequest(tool: string, args: Record<string, unknown>, version = '3.0'): RequestCheck {
   if (UNCHECKED.has(tool)) return { valid: true, issues: [] };
-  const errors = requestErrors(SCHEMA_OF[tool] ?? tool, args, version) ?? [];
+  const alias = SCHEMA_OF[tool];
+  const errors = requestErrors(tool, args, version) ?? (alias !== undefined ? requestErrors(alias, args, version) : null) ?? [];
   if (errors.length === 0) return { valid: true, issues: [] };
   const issues = errors.map(sdkWorded);
   const payload = schemaErrors.buildAdcpValidationErrorPayload(tool, 'request', issues, { exposeSchemaPath: false });

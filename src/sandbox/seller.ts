@@ -21,7 +21,9 @@ import { timingSafeEqual } from 'node:crypto';
 import { createA2AHandler, type NodeHandler } from './a2a.js';
 import { GovernanceGate, type SellerGovernanceOptions } from './governance-gate.js';
 import { McpEndpoint, readJsonRpc, sendJson } from './http.js';
-import { buildAdcpServer, newUnusedStateStore, type ToolCaller } from './adcp-server.js';
+import { buildAdcpServer, newUnusedStateStore, onWire, type SellerSurface, type ToolCaller } from './adcp-server.js';
+import { assertCapabilities31 } from './capabilities.js';
+import { servedVersion, type SellerVersion } from './versions.js';
 import { SellerCore, type BehindBackTask } from './core.js';
 import { reportingHooks, type ReportingHooks } from './live-buy-hooks.js';
 import { LiveBuys, resolveLiveBuyOptions, type LiveBuyOptions } from './live-buys.js';
@@ -104,6 +106,18 @@ export interface SandboxSellerOptions extends LiveBuyOptions {
    * (every call runs again, a resend under the same key included; tests only).
    */
   idempotency?: ReplayDeclaration;
+  /**
+   * The AdCP version the seller speaks (default 3.0: as it always was). A 3.1 seller
+   * declares `supported_versions: ["3.0", "3.1"]`, serves each call in the release it
+   * pins (versions.ts), checks 3.1 requests and replies against the 3.1.19 schemas
+   * (replies-31.ts), sends 3.1 webhooks and, unless `reportBodyStyle` says otherwise,
+   * reports in the 3.1 envelope. See docs/SANDBOX.md, "The 3.1 seller".
+   */
+  adcpVersion?: SellerVersion;
+  /** A 3.1 seller also answers the 3.0 task tools (`tasks/get`, `tasks_get`, `tasks/list`). Default false. */
+  legacyTaskTools?: boolean;
+  /** `media_buy.governance_aware` in its capabilities (a 3.1 seller declares false unless set). */
+  governanceAware?: boolean;
 }
 
 export interface CreativeHooks {
@@ -181,6 +195,7 @@ export function sellerOptionsFromEnv(env: NodeJS.ProcessEnv): Pick<SandboxSeller
 
 export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promise<SandboxSeller> {
   const host = opts.host ?? '127.0.0.1';
+  const version: SellerVersion = opts.adcpVersion ?? '3.0';
   const identity = mintWebhookSigningIdentity();
   const stats = new StatsRecorder();
   const sender = opts.webhookSigner ?? createSdkWebhookSender(identity.signerKey, opts.webhookRetry);
@@ -192,7 +207,8 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
       if (opts.webhookSigner) throw new Error('a badly signed RFC 9421 fire needs the default webhook sender');
       return (forger ??= createSdkWebhookSender(mintWebhookSigningIdentity().signerKey, opts.webhookRetry));
     },
-    opts.reportBodyStyle ?? 'bare',
+    opts.reportBodyStyle ?? (version === '3.1' ? 'envelope' : 'bare'),
+    version,
   );
   const live = new LiveBuys(resolveLiveBuyOptions(opts), reporter);
   const notifier = new Notifier(
@@ -214,6 +230,7 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
       flakyFailures: opts.flakyFailures ?? 2,
       ...(opts.freshToken !== undefined && { freshToken: opts.freshToken }),
       ...(opts.idempotency && { replay: opts.idempotency }),
+      adcpVersion: version,
     },
     notifier,
     stats,
@@ -235,7 +252,14 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
   };
 
   const held = new HeldReplies();
-  const mcp = new McpEndpoint(() => buildAdcpServer(core, mcpUrl, caller, stateStore));
+  const surface: SellerSurface = {
+    version,
+    legacyTaskTools: version === '3.0' || opts.legacyTaskTools === true,
+    ...(opts.governanceAware !== undefined && { governanceAware: opts.governanceAware }),
+  };
+  const mcp = new McpEndpoint(() => buildAdcpServer(core, mcpUrl, caller, stateStore, surface));
+  // A 3.1 seller's capabilities answer is the same for every call: checked once, before it serves.
+  if (version === '3.1') await assertCapabilities31(buildAdcpServer(core, '', caller, stateStore, surface));
   let a2aHandler: NodeHandler | undefined;
 
   const server: Server = createServer((req, res) => {
@@ -280,7 +304,9 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
       if (fault === 'fail-500') return sendJson(res, 500, { error: 'sandbox: injected server error' });
       if (fault === 'hold-reply') {
         // The buy happens now; the caller waits until a test releases the reply.
-        const result = await core.createMediaBuy(args, caller.principal);
+        const served = servedVersion(args, version);
+        const at = typeof served === 'string' ? served : version;
+        const result = typeof served === 'string' ? onWire(at, 'create_media_buy', await core.createMediaBuy(args, caller.principal, at)) : served.refusal;
         const how = await held.hold(res);
         if (how === 'gone') return;
         if (how === 'error') return sendJson(res, 500, { error: 'sandbox: held reply released as an error' });
@@ -288,7 +314,8 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
       }
       if (fault === 'lost-reply') {
         // The buy really happens; only the reply is lost.
-        await core.createMediaBuy(args, caller.principal);
+        const served = servedVersion(args, version);
+        if (typeof served === 'string') await core.createMediaBuy(args, caller.principal, served);
         return sendJson(res, 500, { error: 'sandbox: reply lost after execution' });
       }
     }
@@ -307,9 +334,10 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
   mcpUrl = `${origin}/mcp`;
   a2aUrl = opts.a2a === false ? undefined : `${origin}/a2a`;
   if (a2aUrl) {
-    a2aHandler = await createA2AHandler(buildAdcpServer(core, mcpUrl, caller, stateStore), core, a2aUrl, {
+    a2aHandler = await createA2AHandler(buildAdcpServer(core, mcpUrl, caller, stateStore, surface), core, a2aUrl, {
       submittedDelayMs: opts.submittedDelayMs ?? 3000,
       ...(opts.a2aRequireProfile && { requireProfile: true }),
+      surface,
     });
   }
 

@@ -21,8 +21,13 @@ const SORT_FIELDS: readonly SortField[] = ['created_at', 'updated_at', 'status',
 const echoOf = (args: Record<string, unknown>): Record<string, unknown> =>
   args.context !== undefined ? { context: args.context } : {};
 
-/** `tasks/get`: the task, its result unless `include_result: false`, its history on request. */
-export function getTaskReply(tasks: TaskRegistry, args: Record<string, unknown>, onPoll?: (taskId: string) => void): ToolResult {
+/**
+ * `tasks/get` (`get_task_status`): the task, its result, its history on request. In
+ * 3.0 the result comes unless `include_result: false`; in 3.1 (`version`), as its
+ * schema says, only when asked for (`include_result` defaults to false) and only
+ * once the task is completed.
+ */
+export function getTaskReply(tasks: TaskRegistry, args: Record<string, unknown>, onPoll?: (taskId: string) => void, version = '3.0'): ToolResult {
   const echo = echoOf(args);
   const taskId = args.task_id;
   if (typeof taskId !== 'string' || taskId.length === 0) {
@@ -31,13 +36,11 @@ export function getTaskReply(tasks: TaskRegistry, args: Record<string, unknown>,
   onPoll?.(taskId);
   const task = tasks.get(taskId);
   if (!task) return errorResult('REFERENCE_NOT_FOUND', 'no such task', { field: 'task_id', extra: echo });
+  // 3.0 has no include_result; we return the result unless asked not to,
+  // so a 3.0-style poll still learns the outcome (media_buy_id, decision).
+  const includeResult = version === '3.0' ? args.include_result !== false : args.include_result === true && task.status === 'completed';
   return ok({
-    ...taskView(task, {
-      // 3.0 has no include_result; we return the result unless asked not to,
-      // so a 3.0-style poll still learns the outcome (media_buy_id, decision).
-      includeResult: args.include_result !== false,
-      includeHistory: args.include_history === true,
-    }),
+    ...taskView(task, { includeResult, includeHistory: args.include_history === true }),
     ...echo,
   });
 }

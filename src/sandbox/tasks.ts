@@ -69,6 +69,8 @@ export interface SandboxTask {
   idempotency_key?: string;
   /** The original request, so a later completion can build the media buy from it. */
   request?: Record<string, unknown>;
+  /** The AdCP release the task's request was served in ('3.0' when unset): its webhooks speak it. */
+  adcp_version?: string;
   history: TaskHistoryEntry[];
   /** Creation order; breaks ties in sorting so pagination cursors are total. */
   seq: number;
@@ -91,6 +93,7 @@ export interface NewTask {
   push?: PushNotificationConfig;
   idempotency_key?: string;
   request?: Record<string, unknown>;
+  adcp_version?: string;
 }
 
 export interface TaskPatch {
@@ -167,6 +170,7 @@ export class TaskRegistry {
       ...(init.push !== undefined && { push: init.push }),
       ...(init.idempotency_key !== undefined && { idempotency_key: init.idempotency_key }),
       ...(init.request !== undefined && { request: init.request }),
+      ...(init.adcp_version !== undefined && { adcp_version: init.adcp_version }),
       history: [{ status: init.status, at, ...(init.message !== undefined && { message: init.message }) }],
       seq: this.nextSeq++,
     };

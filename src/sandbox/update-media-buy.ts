@@ -35,6 +35,9 @@ const SUPPORTED_FIELDS = new Set([
   'reporting_webhook',
   'context',
   'push_notification_config',
+  // The version envelope (a buyer's pin), not a change to the buy.
+  'adcp_major_version',
+  'adcp_version',
 ]);
 
 /** Who asks, as history entries name them. */

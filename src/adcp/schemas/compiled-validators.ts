@@ -1,6 +1,7 @@
 /**
- * Compiled request validators, one per (schema set, task), made once per
- * installation.
+ * Compiled validators, one per (schema set, schema), made once per
+ * installation: requests (src/adcp/request-schema.ts) and responses
+ * (response-schema.ts, with the root relaxed as the SDK relaxes it).
  *
  * Ajv with the options the SDK's own validator uses (not strict about
  * unknown keywords, every error reported, union types, string formats), so a
@@ -33,22 +34,50 @@ const CACHE_DIR = join(dirname(dirname(require.resolve('ajv/package.json'))), '.
 
 const compiled = new Map<string, CompiledValidator>();
 
+export interface ValidatorOptions {
+  /** Compile the schema with its root relaxed (`relaxedRoot`): how a response is checked. */
+  relaxedRoot?: boolean;
+}
+
 /** The validator of `schemaId` in `set`: from memory, else from the disk cache, else compiled (and cached). */
-export function validatorFor(set: SchemaSet, schemaId: string): CompiledValidator {
-  const key = `${set.release}\0${schemaId}`;
+export function validatorFor(set: SchemaSet, schemaId: string, opts: ValidatorOptions = {}): CompiledValidator {
+  const variant = opts.relaxedRoot ? 'relaxed' : '';
+  const key = `${set.release}\0${schemaId}\0${variant}`;
   const known = compiled.get(key);
   if (known) return known;
-  const file = cacheFile(set, schemaId);
-  const validator = loadCached(file) ?? compileAndCache(set, schemaId, file);
+  const file = cacheFile(set, schemaId, variant);
+  const validator = loadCached(file) ?? compileAndCache(set, schemaId, file, opts.relaxedRoot === true);
   compiled.set(key, validator);
   return validator;
 }
 
-function cacheFile(set: SchemaSet, schemaId: string): string {
+function cacheFile(set: SchemaSet, schemaId: string, variant: string): string {
   // The release names the schemas (a release's schemas never change; the same whether read from
-  // src/ or dist/); Ajv's version, the code it generates.
-  const digest = createHash('sha256').update(`${AJV_VERSION}\0${set.release}\0${schemaId}`).digest('hex').slice(0, 24);
+  // src/ or dist/); Ajv's version, the code it generates. A strict compile keeps its old name.
+  const digest = createHash('sha256')
+    .update(`${AJV_VERSION}\0${set.release}\0${schemaId}${variant ? `\0${variant}` : ''}`)
+    .digest('hex')
+    .slice(0, 24);
   return join(CACHE_DIR, `${digest}.cjs`);
+}
+
+/**
+ * The SDK's rule for response schemas (`relaxResponseRoot` in its schema loader): the
+ * root, and each branch of its root unions, takes properties it does not list, so the
+ * protocol envelope's fields (`status`, `adcp_version`, `replayed`, …) sit beside a
+ * task's body wherever a task schema closes its root; everything below the root stays
+ * as strict as written.
+ */
+export function relaxedRoot(schema: Record<string, unknown>): Record<string, unknown> {
+  const open = (node: Record<string, unknown>): Record<string, unknown> =>
+    node.additionalProperties === false ? { ...node, additionalProperties: true } : { ...node };
+  const root = open(schema);
+  for (const key of ['oneOf', 'anyOf', 'allOf']) {
+    const branches = root[key];
+    if (!Array.isArray(branches)) continue;
+    root[key] = branches.map((b: unknown) => (b !== null && typeof b === 'object' && !Array.isArray(b) ? open(b as Record<string, unknown>) : b));
+  }
+  return root;
 }
 
 function loadCached(file: string): CompiledValidator | null {
@@ -60,10 +89,13 @@ function loadCached(file: string): CompiledValidator | null {
   }
 }
 
-function compileAndCache(set: SchemaSet, schemaId: string, file: string): CompiledValidator {
+function compileAndCache(set: SchemaSet, schemaId: string, file: string, relaxRoot: boolean): CompiledValidator {
   const ajv = new Ajv({ strict: false, allErrors: true, allowUnionTypes: true, code: { source: true } });
   addFormats(ajv);
-  for (const schema of reachableSchemas(set, schemaId)) ajv.addSchema(schema);
+  const schemas = reachableSchemas(set, schemaId);
+  // The first is `schemaId` itself.
+  if (relaxRoot) schemas[0] = relaxedRoot(schemas[0]!);
+  for (const schema of schemas) ajv.addSchema(schema);
   const validate = ajv.getSchema(schemaId) as ValidateFunction | undefined;
   if (!validate) throw new Error(`no schema ${schemaId} in AdCP ${set.release}`);
   try {

@@ -1,12 +1,12 @@
 /**
  * Where the AdCP JSON Schemas of each version we speak are, and which request
- * schema belongs to which task.
+ * and response schemas belong to which task.
  *
  * 3.0 is the 3.0.6 set the pinned SDK ships (its flat tree: schemas that refer
  * to each other by `$id`, not the `bundled/` copies with every reference
  * inlined, which compile several times slower); 3.1 and 3.2 are the spec's
  * 3.1.19 and 3.2.0-beta.5, copied into `data/` (its README says from where). A
- * set is read from its spec `index.json` (`schemas.<domain>.tasks.<task>.request.$ref`);
+ * set is read from its spec `index.json` (`schemas.<domain>.tasks.<task>.request.$ref`, `.response.$ref`);
  * the task tools that sit outside the index (`tasks/get`, `tasks/list`) are added here.
  * A schema's `$id` is `/schemas/<release>/<path>` (3.0, 3.1) or that path under
  * `https://adcontextprotocol.org` (3.2): either way its path names its file.
@@ -25,6 +25,8 @@ export interface SchemaSet {
   idPrefix: string;
   /** Task name (as called on the wire) → the `$id` of its request schema. */
   requests: ReadonlyMap<string, string>;
+  /** Task name → the `$id` of its (synchronous) response schema. */
+  responses: ReadonlyMap<string, string>;
 }
 
 const require = createRequire(import.meta.url);
@@ -37,9 +39,9 @@ const ROOTS: Readonly<Record<string, () => string>> = {
 };
 
 /** Task tools of the 3.0 line that the spec index does not list (they live in `core/`). */
-const CORE_TASK_TOOLS: ReadonlyArray<[string, string]> = [
-  ['tasks/get', 'core/tasks-get-request.json'],
-  ['tasks/list', 'core/tasks-list-request.json'],
+const CORE_TASK_TOOLS: ReadonlyArray<[string, string, string]> = [
+  ['tasks/get', 'core/tasks-get-request.json', 'core/tasks-get-response.json'],
+  ['tasks/list', 'core/tasks-list-request.json', 'core/tasks-list-response.json'],
 ];
 
 const sets = new Map<string, SchemaSet | null>();
@@ -61,26 +63,29 @@ function readSet(root: string): SchemaSet {
   const index = JSON.parse(readFileSync(join(root, 'index.json'), 'utf8')) as {
     adcp_version?: string;
     version?: string;
-    schemas: Record<string, { tasks?: Record<string, { request?: { $ref?: string } }> }>;
+    schemas: Record<string, { tasks?: Record<string, { request?: { $ref?: string }; response?: { $ref?: string } }> }>;
   };
   const release = String(index.adcp_version ?? index.version);
   const idPrefix = `/schemas/${release}/`;
   const requests = new Map<string, string>();
+  const responses = new Map<string, string>();
   for (const domain of Object.values(index.schemas)) {
     for (const [dashed, pair] of Object.entries(domain.tasks ?? {})) {
-      const ref = pair.request?.$ref;
       const task = dashed.replace(/-/g, '_');
       // The first domain to name a task is its home (list_creative_formats: media-buy before creative).
-      if (typeof ref === 'string' && !requests.has(task)) requests.set(task, ref);
+      const request = pair.request?.$ref;
+      if (typeof request === 'string' && !requests.has(task)) requests.set(task, request);
+      const response = pair.response?.$ref;
+      if (typeof response === 'string' && !responses.has(task)) responses.set(task, response);
     }
   }
-  for (const [tool, file] of CORE_TASK_TOOLS) {
-    if (requests.has(tool) || !existsSync(join(root, file))) continue;
-    // Named as the set names its own schemas (a path, or a URL).
-    const { $id } = JSON.parse(readFileSync(join(root, file), 'utf8')) as { $id?: string };
-    requests.set(tool, $id ?? idPrefix + file);
+  // Named as the set names its own schemas (a path, or a URL).
+  const idOf = (file: string): string => (JSON.parse(readFileSync(join(root, file), 'utf8')) as { $id?: string }).$id ?? idPrefix + file;
+  for (const [tool, request, response] of CORE_TASK_TOOLS) {
+    if (!requests.has(tool) && existsSync(join(root, request))) requests.set(tool, idOf(request));
+    if (!responses.has(tool) && existsSync(join(root, response))) responses.set(tool, idOf(response));
   }
-  return { release, root, idPrefix, requests };
+  return { release, root, idPrefix, requests, responses };
 }
 
 /** The file of a schema `$id` in its set (its path is `/schemas/<release>/<file>`). */
