@@ -10,6 +10,7 @@ import { presentOperation, SUMMARY_FIELD_MAX_BYTES, type EventJsonSource, type O
 import type { CancelOutcome } from '../engine/cancel-operation.js';
 import { JsonText } from '../domain/json-text.js';
 import type { AgentRow } from '../store/index.js';
+import { sellerRegistration } from '../domain/governance-sync.js';
 
 export { presentEvent, presentOperation } from '../domain/operation-json.js';
 export { JsonText } from '../domain/json-text.js';
@@ -78,6 +79,8 @@ export function presentAgent(a: AgentRow) {
     capabilities: json(a.capabilities ?? null),
     capabilities_error: a.capabilities_error ?? null,
     adcp_version: a.adcp_version ?? '3.0',
+    // A governance agent: whether sellers can be told of it (sync_governance), never the credentials.
+    ...(a.role === 'governance' ? { seller_credentials_set: Boolean(a.seller_credentials_enc), seller_registration: sellerRegistration(a) } : {}),
     created_at: iso(a.created_at),
   };
 }

@@ -13,15 +13,19 @@
  *      ├──conditions──▶ conditions (needs_input, governance_conditions) ──approve──▶ checking
  *      └──denied / rounds used up / a person's reject──▶ ended (operation rejected)
  *
+ * At a governance-aware seller the flow starts at `syncing` (governance-sync.ts):
+ * the governance agent is registered with the seller for the account, then checked.
+ *
  * Governance unreachable, GOVERNANCE_UNAVAILABLE, a reply with no decision:
  * the step stays where it is and is retried with backoff. The seller is called
  * only from `approved` with an approval that is still usable.
  */
 import type { CheckReading, GovernanceCondition } from './governance-decision.js';
 import { canApplyUnattended } from './governance-conditions.js';
+import { purchaseTypeOf, refusalInResult, sellerResponseOf } from './governed-tasks.js';
 
-/** Tasks that commit spend at a seller: they run governed when asked to. */
-export const GOVERNED_TASKS: ReadonlySet<string> = new Set(['create_media_buy', 'update_media_buy']);
+/** Tasks that commit spend at a seller: they run governed when asked to (governed-tasks.ts). */
+export { GOVERNED_TASKS, committedBudgetOf } from './governed-tasks.js';
 
 /** Conditions rounds a request may go through; conditions once more after that end it rejected. */
 export const MAX_CONDITION_ROUNDS = 3;
@@ -30,9 +34,24 @@ export const MAX_CONDITION_ROUNDS = 3;
 export const CHECK_STEP = 'gov_check';
 export const REVIEW_STEP = 'gov_review';
 export const REPORT_STEP = 'gov_report';
-export const GOVERNANCE_STEPS: ReadonlySet<string> = new Set([CHECK_STEP, REVIEW_STEP, REPORT_STEP]);
+/** Registering the governance agent with a governance-aware seller (sync_governance), before the check. */
+export const SYNC_STEP = 'gov_sync';
+export const GOVERNANCE_STEPS: ReadonlySet<string> = new Set([SYNC_STEP, CHECK_STEP, REVIEW_STEP, REPORT_STEP]);
 
-export type GovernedStep = 'checking' | 'reviewing' | 'conditions' | 'approved' | 'reporting' | 'reported' | 'ended';
+export type GovernedStep = 'syncing' | 'checking' | 'reviewing' | 'conditions' | 'approved' | 'reporting' | 'reported' | 'ended';
+
+/** The governance agent's registration with the seller (governance-sync.ts), as the operation shows it. */
+export interface SellerSyncState {
+  /** pending: owed; synced: sent and taken; current: the seller already had it; skipped: not sent (`reason`). */
+  status: 'pending' | 'synced' | 'current' | 'skipped';
+  reason?: string;
+  idempotency_key?: string;
+  /** The seller's task, when it answered the sync as submitted. */
+  task_id?: string;
+  last_error?: { code: string; message?: string };
+  /** ISO 8601. */
+  at?: string;
+}
 
 /** The latest check as people see it (no token). */
 export interface CheckView {
@@ -93,6 +112,13 @@ export interface GovernedState {
   last_error?: { code: string; message?: string };
   /** A buy sent without our reporting webhook because its tenant polls governed buys (reporting-choice.ts). */
   reporting_polled?: true;
+  /** Governance with the seller: its registration of the governance agent, when the seller is governance-aware. */
+  seller_sync?: SellerSyncState;
+}
+
+/** The `check_kind` a new governed operation starts at. */
+export function firstStepKind(state: GovernedState): string {
+  return state.step === 'syncing' ? SYNC_STEP : CHECK_STEP;
 }
 
 export function initialState(fields: Omit<GovernedState, 'step' | 'rounds' | 'checks' | 'waiting_since'>, now: number): GovernedState {
@@ -205,9 +231,11 @@ export function checkArguments(state: GovernedState, payload: Record<string, unk
   // request is closed to unknown fields and 3.1 has no such field, so there it travels in `ext`,
   // the open vendor-namespaced place for features proposed for standardization.
   const target = agentVersion === '3.2' ? { target_agent: state.target_agent } : { ext: { [TARGET_AGENT_EXT]: { target_agent: state.target_agent } } };
+  const purchaseType = purchaseTypeOf(state.tool);
   return {
     plan_id: state.plan_id,
     caller: state.caller,
+    ...(purchaseType ? { purchase_type: purchaseType } : {}),
     tool: state.tool,
     payload,
     ...target,
@@ -221,46 +249,26 @@ export function sellerArguments(request: Record<string, unknown>, token: string)
   return { ...request, governance_context: token };
 }
 
-/**
- * What the seller committed, as report_plan_outcome wants it: the seller's own
- * `committed_budget` (or `total_budget`), else the sum of the confirmed
- * packages' budgets, else what the request asked for.
- */
-export function committedBudgetOf(request: Record<string, unknown>, result: Record<string, unknown> | undefined): number {
-  const own = amount(result?.committed_budget) ?? amount(result?.total_budget);
-  if (own !== undefined) return own;
-  const fromResult = sumBudgets([result?.packages]);
-  if (fromResult !== undefined) return fromResult;
-  return sumBudgets([request.packages, request.new_packages]) ?? amount(request.total_budget) ?? 0;
-}
-
 /** The report_plan_outcome arguments after the seller's terminal result. */
 export function outcomeRequest(
   state: GovernedState,
   key: string,
   seller: { status: string; request: Record<string, unknown>; result?: Record<string, unknown>; error?: { code: string; message?: string } },
 ): { outcome: OutcomeState['outcome']; request: Record<string, unknown> } {
+  const purchaseType = purchaseTypeOf(state.tool);
   const base = {
     idempotency_key: key,
     plan_id: state.plan_id,
+    ...(purchaseType ? { purchase_type: purchaseType } : {}),
     ...(state.approval?.check_id ? { check_id: state.approval.check_id } : {}),
     governance_context: state.approval?.token ?? state.continuity ?? '',
   };
-  if (seller.status === 'completed') {
-    const reference = seller.result?.media_buy_id ?? seller.request.media_buy_id;
-    return {
-      outcome: 'completed',
-      request: {
-        ...base,
-        outcome: 'completed',
-        seller_response: {
-          ...(typeof reference === 'string' ? { seller_reference: reference.slice(0, 255) } : {}),
-          committed_budget: committedBudgetOf(seller.request, seller.result),
-        },
-      },
-    };
+  // A completed task whose reply is a refusal (rights rejected) committed nothing.
+  const refused = seller.status === 'completed' ? refusalInResult(state.tool, seller.result) : undefined;
+  if (seller.status === 'completed' && !refused) {
+    return { outcome: 'completed', request: { ...base, outcome: 'completed', seller_response: sellerResponseOf(state.tool, seller.request, seller.result) } };
   }
-  const error = seller.error ?? { code: seller.status.toUpperCase(), message: `the seller's task ended ${seller.status}` };
+  const error = refused ?? seller.error ?? { code: seller.status.toUpperCase(), message: `the seller's task ended ${seller.status}` };
   return { outcome: 'failed', request: { ...base, outcome: 'failed', error: { code: error.code, ...(error.message ? { message: error.message } : {}) } } };
 }
 
@@ -290,23 +298,6 @@ export function presentGovernance(state: GovernedState) {
         }
       : null,
     last_error: state.last_error ?? null,
+    ...(state.seller_sync ? { seller_sync: state.seller_sync } : {}),
   };
-}
-
-function amount(v: unknown): number | undefined {
-  if (typeof v === 'number' && Number.isFinite(v)) return v;
-  if (v && typeof v === 'object' && typeof (v as { amount?: unknown }).amount === 'number') return (v as { amount: number }).amount;
-  return undefined;
-}
-
-function sumBudgets(lists: unknown[]): number | undefined {
-  let total: number | undefined;
-  for (const list of lists) {
-    if (!Array.isArray(list)) continue;
-    for (const p of list) {
-      const b = p && typeof p === 'object' ? amount((p as { budget?: unknown }).budget) : undefined;
-      if (b !== undefined) total = (total ?? 0) + b;
-    }
-  }
-  return total;
 }

@@ -9,7 +9,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { acceptsPushNotifications, requiresIdempotencyKey } from '../adcp/task-kinds.js';
 import type { InputRequest } from '../domain/input-request.js';
-import { CHECK_STEP, type GovernedState } from '../domain/governed-flow.js';
+import { firstStepKind, type GovernedState } from '../domain/governed-flow.js';
 import { deadlineFor } from '../domain/timing.js';
 import type { AgentRow, OperationRow } from '../store/index.js';
 import type { NewEvent } from '../store/operations-repo.js';
@@ -143,7 +143,7 @@ export function buildOperation(
     ? heldTimer(input.hold!, reminderPolicyOf(options))
     : sendingNow
       ? { status: 'calling_adcp', next_check_at: now + options.sendingNowTimeoutMs! + 5_000, check_kind: 'send' }
-      : { next_check_at: now, check_kind: governed ? CHECK_STEP : 'send' };
+      : { next_check_at: now, check_kind: governed ? firstStepKind(input.governance!) : 'send' };
   const row = newOperationRow(
     { id, tenant_id: input.tenantId, agent_id: agent.id, type: input.task, idempotency_key: idempotencyKey, request_body: new RequestSealer(secrets).seal(params), created_at: now },
     {

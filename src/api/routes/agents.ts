@@ -10,6 +10,14 @@ import type { AgentCapabilitiesService } from '../../engine/agent-capabilities.j
 import { ApiError } from '../errors.js';
 import { idempotent } from '../idempotency.js';
 import { presentAgent } from '../present.js';
+import { SELLER_CREDENTIALS_RE } from '../../domain/governance-sync.js';
+
+/**
+ * A governance agent's credentials for sellers: what a governance-aware seller presents when
+ * it calls the agent (sync_governance `authentication`, Bearer). Issued by the governance
+ * agent; AdCP wants at least 32 characters; sealed, never shown.
+ */
+const SellerCredentials = z.string().regex(SELLER_CREDENTIALS_RE, 'must be 32 to 4096 printable characters without spaces (sent by sellers as a Bearer token)');
 
 // No `user:password@`: a credential there would be stored and shown in clear (tokens go in `auth`, sealed).
 const httpUrl = z
@@ -32,17 +40,21 @@ export const AgentInput = z
       .strict()
       .refine((w) => w.jwks || w.jwks_uri || w.brand_json_url, { message: 'give one of jwks, jwks_uri, brand_json_url' })
       .optional(),
+    seller_credentials: SellerCredentials.optional(),
   })
-  .strict();
+  .strict()
+  .refine((a) => a.seller_credentials === undefined || a.role === 'governance', { message: 'seller_credentials are for a governance agent', path: ['seller_credentials'] });
 
 const IdParams = z.object({ id: z.string().min(1).max(100) });
 
-/** New credentials for an agent; `auth: null` removes them. */
+/** New credentials for an agent; `auth: null` removes them. A governance agent's `seller_credentials` likewise. */
 const AgentPatch = z
   .object({
-    auth: z.object({ scheme: z.literal('bearer'), token: z.string().min(1).max(4096) }).strict().nullable(),
+    auth: z.object({ scheme: z.literal('bearer'), token: z.string().min(1).max(4096) }).strict().nullable().optional(),
+    seller_credentials: SellerCredentials.nullable().optional(),
   })
-  .strict();
+  .strict()
+  .refine((p) => p.auth !== undefined || p.seller_credentials !== undefined, { message: 'give auth, seller_credentials, or both' });
 
 export function agentRoutes(app: FastifyInstance, deps: { store: Store; secrets: SecretBox; answers?: AnswerService; capabilities?: AgentCapabilitiesService }): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -62,6 +74,7 @@ export function agentRoutes(app: FastifyInstance, deps: { store: Store; secrets:
         protocol: b.protocol,
         authTokenSealed: b.auth ? deps.secrets.seal(b.auth.token) : null,
         webhookSigning: b.webhook_signing,
+        sellerCredentialsSealed: b.seller_credentials ? deps.secrets.seal(b.seller_credentials) : null,
       });
       // Asked at once what it supports: the version we speak with it follows (an agent that cannot
       // be reached is registered all the same, its capabilities asked again on the next round).
@@ -77,11 +90,23 @@ export function agentRoutes(app: FastifyInstance, deps: { store: Store; secrets:
       const tenant = tenantOf(req);
       const agent = await deps.store.agents.getForTenant(tenant.id, req.params.id);
       if (!agent) throw new ApiError(404, 'agent_not_found', `agent ${req.params.id} not found`);
-      const sealed = req.body.auth ? deps.secrets.seal(req.body.auth.token) : null;
-      await deps.store.agents.updateCredentials(agent.id, sealed);
-      const retried = req.body.auth && deps.answers ? await deps.answers.retryAfterCredentials(tenant.id, agent.id, actorOf(req)) : [];
-      req.log.info({ agent_id: agent.id, actor: actorOf(req), retried: retried.length }, 'agent credentials updated');
-      return { ...presentAgent({ ...agent, auth_token_enc: sealed }), retried_operations: retried };
+      const { auth, seller_credentials: sellerCredentials } = req.body;
+      if (sellerCredentials !== undefined && agent.role !== 'governance') throw new ApiError(400, 'not_a_governance_agent', `seller_credentials are for a governance agent; ${agent.name} is a ${agent.role} agent`);
+      let updated = agent;
+      if (auth !== undefined) {
+        const sealed = auth ? deps.secrets.seal(auth.token) : null;
+        await deps.store.agents.updateCredentials(agent.id, sealed);
+        updated = { ...updated, auth_token_enc: sealed };
+      }
+      if (sellerCredentials !== undefined) {
+        // New credentials make every seller's registration of this agent stale: sent again before its next governed buy.
+        const sealed = sellerCredentials ? deps.secrets.seal(sellerCredentials) : null;
+        await deps.store.agents.updateSellerCredentials(agent.id, sealed);
+        updated = { ...updated, seller_credentials_enc: sealed };
+      }
+      const retried = auth && deps.answers ? await deps.answers.retryAfterCredentials(tenant.id, agent.id, actorOf(req)) : [];
+      req.log.info({ agent_id: agent.id, actor: actorOf(req), retried: retried.length, seller_credentials_changed: sellerCredentials !== undefined }, 'agent credentials updated');
+      return { ...presentAgent(updated), retried_operations: retried };
     },
   );
 

@@ -2,11 +2,11 @@
  * The governed flow as the rest of the engine sees it: the hooks the operation
  * service calls (hooks.ts), the runner of the flow's own steps (check, review
  * poll, outcome report) for the scheduler, and what a person's answer to
- * `governance_conditions` changes. The steps themselves are in
+ * `governance_conditions` changes. The steps themselves are in seller-sync.ts,
  * governance-check.ts, governed-send.ts and outcome-report.ts.
  */
 import type { RecordedAnswer } from '../../domain/input-request.js';
-import { afterConditionsApplied, CHECK_STEP, GOVERNANCE_STEPS, parseGovernance, REPORT_STEP, REVIEW_STEP } from '../../domain/governed-flow.js';
+import { afterConditionsApplied, CHECK_STEP, GOVERNANCE_STEPS, parseGovernance, REPORT_STEP, REVIEW_STEP, SYNC_STEP } from '../../domain/governed-flow.js';
 import type { Lease, OperationRow } from '../../store/index.js';
 import type { MutationPlan, NewEvent, OperationPatch } from '../../store/operations-repo.js';
 import { EngineError } from '../errors.js';
@@ -15,6 +15,7 @@ import { GovernanceCheck, rekeyedRequest } from './governance-check.js';
 import { GovernedSend } from './governed-send.js';
 import type { GovernanceHooks } from './hooks.js';
 import { OutcomeReport } from './outcome-report.js';
+import { SellerSync } from './seller-sync.js';
 import { json, StepWriter, type FlowDeps } from './step-writes.js';
 
 export class GovernanceFlow implements GovernanceHooks {
@@ -22,6 +23,7 @@ export class GovernanceFlow implements GovernanceHooks {
   private readonly checks: GovernanceCheck;
   private readonly sends: GovernedSend;
   private readonly reports: OutcomeReport;
+  private readonly syncs: SellerSync;
   private readonly unsubscribe: () => void;
 
   constructor(deps: FlowDeps) {
@@ -29,6 +31,7 @@ export class GovernanceFlow implements GovernanceHooks {
     this.checks = new GovernanceCheck(this.writer);
     this.sends = new GovernedSend(this.writer);
     this.reports = new OutcomeReport(this.writer);
+    this.syncs = new SellerSync(this.writer, (row) => this.checks.check(row));
     deps.operations.governance = this;
     // A step made due by a write elsewhere (the seller's result scheduling its report) runs at once.
     this.unsubscribe = deps.bus.subscribe(({ operation: op }) => {
@@ -42,6 +45,8 @@ export class GovernanceFlow implements GovernanceHooks {
 
   async run(row: OperationRow): Promise<void> {
     switch (row.check_kind) {
+      case SYNC_STEP:
+        return this.syncs.run(row);
       case CHECK_STEP:
         return this.checks.check(row);
       case REVIEW_STEP:

@@ -2,7 +2,8 @@
  * Starting governed work: what is checked before anything is stored or sent
  * (a clear 4xx otherwise), and the operation input a governed spend becomes.
  *
- * - only spend-committing tasks (`create_media_buy`, `update_media_buy`) are governed;
+ * - only spend-committing tasks (`create_media_buy`, `update_media_buy`,
+ *   `activate_signal`, `acquire_rights`: domain/governed-tasks.ts) are governed;
  * - the target must be a seller, `governance.agent_id` a governance agent;
  * - the plan must be one the agent accepted (`POST /v1/plans`); an unknown plan,
  *   one the agent answered only with `error`, or one still syncing is refused;
@@ -10,10 +11,15 @@
  *   seller arguments, `push_notification_config` included, to the governance
  *   agent, and a legacy HMAC or Bearer secret in it would be disclosed;
  * - `plan_id` is set from the governance (3.0 wants it on a governed buy); a
- *   different one in the request is refused, and `governance_context` is ours.
+ *   different one in the request is refused, and `governance_context` is ours;
+ * - at a seller that declares `media_buy.governance_aware`, a request for an account
+ *   starts by registering the governance agent there (`sync_governance`,
+ *   domain/governance-sync.ts): refused at once when its URL cannot be registered
+ *   (not https); not registered, and said so, when the agent has no seller_credentials.
  */
 import type { AgentRow, Store } from '../../store/index.js';
 import { GOVERNED_TASKS, initialState, type GovernedState } from '../../domain/governed-flow.js';
+import { sellerSyncNeed } from '../../domain/governance-sync.js';
 import type { Clock } from '../clock.js';
 import { EngineError } from '../errors.js';
 import type { WebhookMode } from '../operation-builder.js';
@@ -43,7 +49,7 @@ export class GovernanceGuard {
 
   async prepare(tenantId: string, sellerAgentId: string, task: string, params: Record<string, unknown>, governance: GovernanceRequest, webhook?: WebhookMode): Promise<GovernedInput> {
     if (!GOVERNED_TASKS.has(task)) {
-      throw new EngineError('governance_not_applicable', `${task} commits no spend: only ${[...GOVERNED_TASKS].join(' and ')} are governed`, 400);
+      throw new EngineError('governance_not_applicable', `${task} is not a spend-commit task governed here: only ${[...GOVERNED_TASKS].join(', ')} are`, 400);
     }
     if (webhook === 'hmac' || webhook === 'bearer') {
       throw new EngineError(
@@ -59,17 +65,27 @@ export class GovernanceGuard {
     const seller = await this.store.agents.getForTenant(tenantId, sellerAgentId);
     if (!seller) throw new EngineError('agent_not_found', `agent ${sellerAgentId} not found`, 404);
     if (seller.role !== 'seller') throw new EngineError('not_a_seller_agent', `agent ${seller.id} (${seller.name}) is a ${seller.role} agent: governed spend goes to a seller`, 422);
-    await this.checkGovernance(tenantId, governance);
-    const state = initialState(
+    const agent = await this.checkGovernance(tenantId, governance);
+    const sync = sellerSyncNeed(seller, agent, params);
+    if (sync.kind === 'refuse') {
+      throw new EngineError('governance_agent_not_registrable', `${sync.reason}; nothing was sent. Register the governance agent at its https URL, or remove its seller_credentials to spend without registering it`, 422, {
+        agent_id: agent.id,
+        seller_agent_id: seller.id,
+      });
+    }
+    const first = initialState(
       { agent_id: governance.agent_id, plan_id: governance.plan_id, target_agent: seller.url, caller: this.caller(), tool: task, apply_conditions: governance.apply_conditions === true },
       this.clock.now(),
     );
+    // The seller's registration of the agent comes first (seller-sync.ts); a skipped one is said on the operation.
+    const state: GovernedState =
+      sync.kind === 'sync' ? { ...first, step: 'syncing', seller_sync: { status: 'pending' } } : sync.kind === 'skip' ? { ...first, seller_sync: { status: 'skipped', reason: sync.reason } } : first;
     // 3.0 create_media_buy carries plan_id when the account is governed; update_media_buy has no such field.
     return { params: task === 'create_media_buy' ? { ...params, plan_id: governance.plan_id } : params, governance: state, seller };
   }
 
   /** The governance agent and its plan, as a governed request (or a campaign) needs them. */
-  async checkGovernance(tenantId: string, governance: GovernanceRequest): Promise<void> {
+  async checkGovernance(tenantId: string, governance: GovernanceRequest): Promise<AgentRow> {
     const agent = await this.store.agents.getForTenant(tenantId, governance.agent_id);
     if (!agent) throw new EngineError('agent_not_found', `governance agent ${governance.agent_id} not found`, 404);
     if (agent.role !== 'governance') {
@@ -89,7 +105,7 @@ export class GovernanceGuard {
           last_sync: plan.view.last_sync,
         });
       case 'accepted':
-        return;
+        return agent;
     }
   }
 }

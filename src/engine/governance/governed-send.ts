@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { approvalUsable } from '../../domain/governance-decision.js';
-import { CHECK_STEP, outcomeRequest, parseGovernance, recheck, REPORT_STEP, sellerArguments, type GovernedState } from '../../domain/governed-flow.js';
+import { CHECK_STEP, outcomeRequest, parseGovernance, recheck, REPORT_STEP, sellerArguments, SYNC_STEP, type GovernedState } from '../../domain/governed-flow.js';
 import { isTerminal, type OperationStatus } from '../../domain/status.js';
 import type { Lease, OperationRow } from '../../store/index.js';
 import type { MutationPlan } from '../../store/operations-repo.js';
@@ -29,6 +29,15 @@ export class GovernedSend {
     if (!state) return request;
     const now = this.writer.now();
     if (state.step === 'approved' && state.approval && approvalUsable(state.approval, now)) return sellerArguments(request, this.writer.tokens.open(state.approval.token));
+    if (state.step === 'syncing') {
+      // Sent before its registration with the seller (a held buy a person approved): that comes first.
+      await this.writer.commit(row, lease, 'syncing', (current) => ({
+        patch: { check_kind: SYNC_STEP, next_check_at: now, attempt: 0, ...released },
+        events: [{ source: 'timer', kind: 'governance_sync_due', from: current.status, to: current.status, detail: { reason: 'the governance agent is registered with the seller before the check' } }],
+        value: null,
+      }));
+      return null;
+    }
     const expired = state.step === 'approved' ? state.approval : undefined;
     await this.writer.commit(row, lease, ['approved', 'checking'], (current, s) => ({
       patch: { governance: json(recheck(s, now)), check_kind: CHECK_STEP, next_check_at: now, attempt: 0, ...released },

@@ -3,6 +3,7 @@ import type { AgentCapabilities } from '../../adcp/capabilities.js';
 import type { AgentRow } from '../../store/index.js';
 import { when } from '../format.js';
 import { html, type SafeHtml } from '../html.js';
+import { sellerRegistration } from '../../domain/governance-sync.js';
 
 function signing(a: AgentRow): string {
   if (!a.webhook_signing) return 'none';
@@ -28,6 +29,14 @@ function adcp(a: AgentRow, now: number): SafeHtml {
   return html`${version}<br><span class="muted small" title="asked ${when(a.capabilities_fetched_at, now)}">${(caps?.adcp.supported_versions ?? caps?.adcp.major_versions.map(String) ?? []).join(', ')} · ${replay}</span>`;
 }
 
+/** Its token; a governance agent's seller credentials too, and whether sellers can be told of it (sync_governance). */
+function credentials(a: AgentRow): SafeHtml {
+  const token = a.auth_token_enc ? 'bearer (set)' : 'none';
+  if (a.role !== 'governance') return html`${token}`;
+  const warn = !a.seller_credentials_enc || !a.url.startsWith('https://');
+  return html`${token}<br><span class="${warn ? 'warn-text' : 'muted'} small" title="${sellerRegistration(a)}">seller credentials: ${a.seller_credentials_enc ? 'set' : 'none'}${warn ? ' · not registered with sellers' : ''}</span>`;
+}
+
 export function agentsPage(agents: AgentRow[], now: number): SafeHtml {
   const body =
     agents.length === 0
@@ -43,7 +52,7 @@ export function agentsPage(agents: AgentRow[], now: number): SafeHtml {
     <td class="nowrap">${adcp(a, now)}</td>
     <td class="hide-narrow"><code class="wrap">${a.url}</code></td>
     <td class="hide-narrow">${signing(a)}</td>
-    <td class="hide-narrow">${a.auth_token_enc ? 'bearer (set)' : 'none'}</td>
+    <td class="hide-narrow">${credentials(a)}</td>
     <td class="nowrap">${when(a.created_at, now)}</td>
     <td><a href="/operations?agent=${encodeURIComponent(a.id)}">Operations</a></td>
   </tr>`,
