@@ -21,6 +21,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { createA2AHandler, type NodeHandler } from './a2a.js';
 import { GovernanceGate, type SellerGovernanceOptions } from './governance-gate.js';
 import { McpEndpoint, readJsonRpc, sendJson } from './http.js';
+import { SignedRequests, type SignatureHooks, type SignedRequestsOptions } from './signed-requests.js';
 import { buildAdcpServer, newUnusedStateStore, onWire, type SellerSurface, type ToolCaller } from './adcp-server.js';
 import { assertCapabilities31 } from './capabilities.js';
 import { servedVersion, type SellerVersion } from './versions.js';
@@ -118,6 +119,12 @@ export interface SandboxSellerOptions extends LiveBuyOptions {
   legacyTaskTools?: boolean;
   /** `media_buy.governance_aware` in its capabilities (a 3.1 seller declares false unless set). */
   governanceAware?: boolean;
+  /**
+   * Require signed requests (RFC 9421, signed-requests.ts): `request_signing` declared in its
+   * capabilities (create_media_buy and update_media_buy in `required_for` by default), and
+   * every POST verified against the buyer's JWKS at `jwksUrl` before it is handled.
+   */
+  requireSignedRequests?: SignedRequestsOptions;
 }
 
 export interface CreativeHooks {
@@ -167,6 +174,8 @@ export interface SandboxSeller {
   heldReplies(): number;
   /** Ends every held reply: sent as the real reply (default) or as an HTTP 500. Returns how many. */
   releaseHeldReplies(as?: 'reply' | 'error'): number;
+  /** With `requireSignedRequests`: what the seller made of each request's signature. */
+  requestSignatures?: SignatureHooks;
 }
 
 /**
@@ -255,6 +264,7 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
   const surface: SellerSurface = {
     version,
     legacyTaskTools: version === '3.0' || opts.legacyTaskTools === true,
+    ...(signatures && { requestSigning: signatures.declaration }),
     ...(opts.governanceAware !== undefined && { governanceAware: opts.governanceAware }),
   };
   const mcp = new McpEndpoint(() => buildAdcpServer(core, mcpUrl, caller, stateStore, surface));
@@ -278,11 +288,13 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
     if (path === '/healthz') return sendJson(res, 200, { ok: true });
     if (path === '/mcp' || path === '/mcp/') {
       if (!authorized(req)) return unauthorized(res);
+      if (signatures && !(await signatures.admit(req, res))) return;
       return handleMcp(req, res);
     }
     if (a2aHandler && (path === '/a2a' || path.startsWith('/a2a/') || path === '/.well-known/agent-card.json')) {
       const isCard = path.endsWith('/.well-known/agent-card.json');
       if (!isCard && !authorized(req)) return unauthorized(res);
+      if (!isCard && signatures && !(await signatures.admit(req, res))) return;
       a2aHandler(req, res);
       return;
     }
@@ -348,6 +360,7 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
     origin,
     jwksUrl: `${origin}/.well-known/jwks.json`,
     jwks: identity.jwks,
+    ...(signatures && { requestSignatures: signatures.hooks() }),
     close() {
       closed ??= (async () => {
         core.tasks.close();
