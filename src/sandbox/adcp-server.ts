@@ -41,6 +41,8 @@ export interface SellerSurface {
   /** A 3.1 seller also answers the 3.0 task tool names. */
   legacyTaskTools: boolean;
   governanceAware?: boolean;
+  /** `request_signing` to declare (signed-requests.ts): a seller that verifies signed requests. */
+  requestSigning?: Record<string, unknown>;
 }
 
 export const SURFACE_3_0: SellerSurface = { version: '3.0', legacyTaskTools: true };
@@ -132,7 +134,12 @@ export function buildAdcpServer(
         }) as never,
       },
     }),
-    capabilities: capabilitiesConfig({ version: surface.version, replay, ...(surface.governanceAware !== undefined && { governanceAware: surface.governanceAware }) }) as never,
+    capabilities: capabilitiesConfig({
+      version: surface.version,
+      replay,
+      ...(surface.governanceAware !== undefined && { governanceAware: surface.governanceAware }),
+      ...(surface.requestSigning && { requestSigning: surface.requestSigning }),
+    }) as never,
     customTools: {
       ...(v31 && {
         get_products: {

@@ -21,6 +21,8 @@ export interface Declaration {
   replay: ReplayDeclaration;
   /** `media_buy.governance_aware`: declared by a 3.1 seller always (default false), by a 3.0 seller only when set. */
   governanceAware?: boolean;
+  /** `request_signing`: declared by a seller that verifies signed requests (signed-requests.ts). */
+  requestSigning?: Record<string, unknown>;
 }
 
 /** The `capabilities` config of createAdcpServer for this declaration (`{supported: false}` is the server's `idempotency: 'disabled'`). */
@@ -43,6 +45,7 @@ export function capabilitiesConfig(d: Declaration): Record<string, unknown> {
       },
       ...(d.version === '3.1' && { adcp: { supported_versions: supportedVersions(d.version) } }),
       ...(Object.keys(mediaBuy).length > 0 && { media_buy: mediaBuy }),
+      ...(d.requestSigning && { request_signing: d.requestSigning }),
       ...(d.version === '3.1' && { status: 'completed', adcp_version: '3.1' }),
     },
   };

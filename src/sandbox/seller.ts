@@ -261,6 +261,7 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
   };
 
   const held = new HeldReplies();
+  const signatures = opts.requireSignedRequests ? new SignedRequests(opts.requireSignedRequests) : undefined;
   const surface: SellerSurface = {
     version,
     legacyTaskTools: version === '3.0' || opts.legacyTaskTools === true,
