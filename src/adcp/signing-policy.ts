@@ -106,6 +106,11 @@ function adcpCall(message: Record<string, unknown>): { operation?: string; args:
 
 const WEBHOOK_CONFIGS = ['push_notification_config', 'reporting_webhook'];
 
+/** Whether `value` (a request's arguments, or a whole request body) registers webhook credentials anywhere. */
+export function carriesWebhookCredentials(value: unknown): boolean {
+  return carriesWebhookAuthentication(value, MAX_DEPTH);
+}
+
 /** A non-empty `authentication` object on a webhook configuration anywhere in the arguments. */
 function carriesWebhookAuthentication(value: unknown, depth: number): boolean {
   if (depth <= 0 || value === null || typeof value !== 'object') return false;

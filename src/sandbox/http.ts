@@ -9,8 +9,17 @@ import type { AdcpServer } from '@adcp/sdk/server';
 export const MAX_BODY_BYTES = 1_000_000;
 const MAX_IDLE_SERVERS = 32;
 
+/** Bodies read before the handler (a signature check, signed-requests.ts), kept for it: a stream is read once. */
+const kept = new WeakMap<IncomingMessage, string>();
+
+export function keepBody(req: IncomingMessage, text: string): void {
+  kept.set(req, text);
+}
+
 /** The body as text, or undefined when it is larger than MAX_BODY_BYTES. */
 export async function readBody(req: IncomingMessage): Promise<string | undefined> {
+  const already = kept.get(req);
+  if (already !== undefined) return already;
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
