@@ -23,6 +23,7 @@ import { createAdcpServer } from '@adcp/sdk/server/legacy/v5';
 import { InMemoryStateStore, type AdcpServer } from '@adcp/sdk/server';
 import { capabilitiesConfig } from './capabilities.js';
 import type { SellerCore } from './core.js';
+import type { GovernanceRegistry } from './governance-registry.js';
 import type { ToolResult } from './wire.js';
 import { SANDBOX_PRODUCTS, toAdcpProduct } from './products.js';
 import { getProductsReply } from './products-reply.js';
@@ -77,6 +78,8 @@ export function buildAdcpServer(
   caller: ToolCaller,
   stateStore: InMemoryStateStore,
   surface: SellerSurface = SURFACE_3_0,
+  /** A governance-aware seller's registrations: it serves sync_governance (governance-registry.ts). */
+  registry?: GovernanceRegistry,
 ): AdcpServer {
   // Every custom tool call is logged first, so tests can prove what reached the seller, then
   // checked against the schema of the version it is served in, as a real seller checks it
@@ -198,6 +201,15 @@ export function buildAdcpServer(
       },
       ...Object.fromEntries(tasks.poll.map((tool) => [tool, pollConfig(tool)])),
       ...Object.fromEntries(tasks.list.map((tool) => [tool, listConfig(tool)])),
+      ...(registry && {
+        sync_governance: {
+          description:
+            'Register the governance agent of accounts: {idempotency_key, accounts: [{account, governance_agents: [{url (https), ' +
+            'authentication: {schemes: ["Bearer"], credentials (32+ characters)}}]}]}. The last registration of an account wins.',
+          inputSchema: openInput,
+          handler: logged('sync_governance', (args) => registry.sync(args)),
+        },
+      }),
       sandbox_respond: {
         description:
           'Sandbox-only continuation for a task in input-required or auth-required: ' +

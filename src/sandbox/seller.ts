@@ -20,6 +20,7 @@ import type { AddressInfo } from 'node:net';
 import { timingSafeEqual } from 'node:crypto';
 import { createA2AHandler, type NodeHandler } from './a2a.js';
 import { GovernanceGate, type SellerGovernanceOptions } from './governance-gate.js';
+import { GovernanceRegistry, type GovernanceRegistryHooks } from './governance-registry.js';
 import { McpEndpoint, readJsonRpc, sendJson } from './http.js';
 import { SignedRequests, type SignatureHooks, type SignedRequestsOptions } from './signed-requests.js';
 import { buildAdcpServer, newUnusedStateStore, onWire, type SellerSurface, type ToolCaller } from './adcp-server.js';
@@ -117,7 +118,10 @@ export interface SandboxSellerOptions extends LiveBuyOptions {
   adcpVersion?: SellerVersion;
   /** A 3.1 seller also answers the 3.0 task tools (`tasks/get`, `tasks_get`, `tasks/list`). Default false. */
   legacyTaskTools?: boolean;
-  /** `media_buy.governance_aware` in its capabilities (a 3.1 seller declares false unless set). */
+  /**
+   * `media_buy.governance_aware` in its capabilities (a 3.1 seller declares false unless set);
+   * `true` also serves `sync_governance` (governance-registry.ts).
+   */
   governanceAware?: boolean;
   /**
    * Require signed requests (RFC 9421, signed-requests.ts): `request_signing` declared in its
@@ -176,6 +180,8 @@ export interface SandboxSeller {
   releaseHeldReplies(as?: 'reply' | 'error'): number;
   /** With `requireSignedRequests`: what the seller made of each request's signature. */
   requestSignatures?: SignatureHooks;
+  /** A governance-aware seller's registrations (sync_governance): what arrived, and a hook to refuse an account's. */
+  governanceSyncs?: GovernanceRegistryHooks;
 }
 
 /**
@@ -268,9 +274,10 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
     ...(signatures && { requestSigning: signatures.declaration }),
     ...(opts.governanceAware !== undefined && { governanceAware: opts.governanceAware }),
   };
-  const mcp = new McpEndpoint(() => buildAdcpServer(core, mcpUrl, caller, stateStore, surface));
+  const registry = opts.governanceAware ? new GovernanceRegistry() : undefined;
+  const mcp = new McpEndpoint(() => buildAdcpServer(core, mcpUrl, caller, stateStore, surface, registry));
   // A 3.1 seller's capabilities answer is the same for every call: checked once, before it serves.
-  if (version === '3.1') await assertCapabilities31(buildAdcpServer(core, '', caller, stateStore, surface));
+  if (version === '3.1') await assertCapabilities31(buildAdcpServer(core, '', caller, stateStore, surface, registry));
   let a2aHandler: NodeHandler | undefined;
 
   const server: Server = createServer((req, res) => {
@@ -347,7 +354,7 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
   mcpUrl = `${origin}/mcp`;
   a2aUrl = opts.a2a === false ? undefined : `${origin}/a2a`;
   if (a2aUrl) {
-    a2aHandler = await createA2AHandler(buildAdcpServer(core, mcpUrl, caller, stateStore, surface), core, a2aUrl, {
+    a2aHandler = await createA2AHandler(buildAdcpServer(core, mcpUrl, caller, stateStore, surface, registry), core, a2aUrl, {
       submittedDelayMs: opts.submittedDelayMs ?? 3000,
       ...(opts.a2aRequireProfile && { requireProfile: true }),
       surface,
@@ -362,6 +369,7 @@ export async function startSandboxSeller(opts: SandboxSellerOptions = {}): Promi
     jwksUrl: `${origin}/.well-known/jwks.json`,
     jwks: identity.jwks,
     ...(signatures && { requestSignatures: signatures.hooks() }),
+    ...(registry && { governanceSyncs: registry }),
     close() {
       closed ??= (async () => {
         core.tasks.close();
