@@ -72,8 +72,13 @@ export interface HostileSeller {
 
 const CHUNK = 64 * 1024;
 
-export async function startHostileSeller(opts: { dripEveryMs?: number } = {}): Promise<HostileSeller> {
+/** The tools (and A2A skills) it lists by default: a 3.0 seller's, its task tools included. */
+const LISTED_TOOLS = ['get_adcp_capabilities', 'get_products', 'create_media_buy', 'tasks/get', 'tasks/list'];
+
+export async function startHostileSeller(opts: { dripEveryMs?: number; tools?: string[] } = {}): Promise<HostileSeller> {
   const dripEveryMs = opts.dripEveryMs ?? 100;
+  // It answers any tool it is called with; these are the ones it says it has (a buyer may go by them).
+  const listed = opts.tools ?? LISTED_TOOLS;
   const replies = new Map<string, HostileReply>();
   const payloads = new Map<number, Buffer>();
   const sockets = new Set<Socket>();
@@ -138,7 +143,7 @@ export async function startHostileSeller(opts: { dripEveryMs?: number } = {}): P
   const server: Server = createServer(async (req, res) => {
     const path = new URL(req.url ?? '/', origin).pathname;
     if (req.method === 'GET' && path.endsWith('/agent-card.json')) {
-      const card = { name: 'hostile', url: `${origin}/a2a`, version: '1', protocolVersion: '0.3.0', skills: [{ id: 'get_products', name: 'get_products' }] };
+      const card = { name: 'hostile', url: `${origin}/a2a`, version: '1', protocolVersion: '0.3.0', skills: listed.map((id) => ({ id, name: id })) };
       return answer('agent-card', res, req, ['', ''], Buffer.from(JSON.stringify(card)));
     }
     if (req.method !== 'POST') return json(res, 405, { error: 'method not allowed' });
@@ -157,7 +162,7 @@ export async function startHostileSeller(opts: { dripEveryMs?: number } = {}): P
       const hello = { protocolVersion: rpc.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'hostile', version: '1' } };
       return answer('initialize', res, req, [`{"jsonrpc":"2.0","id":${id},"result":`, '}'], Buffer.from(JSON.stringify(hello)));
     }
-    if (rpc.method === 'tools/list') return json(res, 200, { jsonrpc: '2.0', id: rpc.id, result: { tools: [{ name: 'get_products', inputSchema: { type: 'object' } }] } });
+    if (rpc.method === 'tools/list') return json(res, 200, { jsonrpc: '2.0', id: rpc.id, result: { tools: listed.map((name) => ({ name, inputSchema: { type: 'object' } })) } });
     const tool = String(rpc.params?.name ?? '');
     calls.push({ tool, args: rpc.params?.arguments ?? {} });
     return answer(tool, res, req, [`{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"products"}],"structuredContent":`, '}}']);

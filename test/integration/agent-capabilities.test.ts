@@ -72,7 +72,7 @@ describe('agent capabilities', () => {
   });
 
   it('never asks a seller for task tools it does not list: reconciliation says it is not supported', async () => {
-    hostile = await startHostileSeller();
+    hostile = await startHostileSeller({ tools: ['get_adcp_capabilities', 'get_products', 'create_media_buy'] });
     orch = await startOrchestrator();
     hostile.set('get_adcp_capabilities', declaring({ major_versions: [3], supported_versions: ['3.0', '3.1'], idempotency: { supported: true, replay_ttl_seconds: 86400 } }));
     const agent = await register(orch, hostile.mcpUrl);
