@@ -3,26 +3,18 @@
  * create_media_buy whose idempotency key the seller may have forgotten
  * (AdCP spec, requests: past the replay TTL a resend can run twice).
  *
- * `get_media_buys` has no field for our key or request, so "the same buy" is
- * judged from what the request fixed: the account, the flight and the packages
- * (product and budget), created no earlier than our first send. Any match is
- * treated as possibly ours: a person confirms, we never guess. Only when the
- * seller shows no such buy is a resend safe.
+ * A seller that echoes each buy's `context` on `get_media_buys` (AdCP 3.1 requires it)
+ * tells us which buy is ours: the one whose context carries our operation id is found
+ * and can be bound; one carrying another operation's id is not ours. Otherwise
+ * `get_media_buys` has no field for our key or request, so "the same buy" is judged
+ * from what the request fixed: the account, the flight and the packages (product and
+ * budget), created no earlier than our first send. Any such match is treated as
+ * possibly ours: a person confirms, we never guess. Only when the seller shows no
+ * such buy is a resend safe.
  */
 import { ALL_BUY_STATUSES } from '../adcp/media-buy-reads.js';
 import type { AdcpClient, AgentEndpoint } from '../adcp/types.js';
-
-export type LookupVerdict =
-  | { kind: 'absent' }
-  | { kind: 'candidates'; mediaBuyIds: string[] }
-  | { kind: 'unavailable'; reason: string };
-
-/** Why a resend is not safe, for a verdict other than `absent` (the operation is escalated with it). */
-export function unsafeResendReason(verdict: Exclude<LookupVerdict, { kind: 'absent' }>): string {
-  return verdict.kind === 'candidates'
-    ? `ambiguous send past the seller's idempotency replay window; the seller has media buys that may be this one (${verdict.mediaBuyIds.join(', ')}): confirm before resending`
-    : `ambiguous send past the seller's idempotency replay window and no lookup was possible (${verdict.reason}); check the seller before resending`;
-}
+import type { LookupVerdict } from './outcome-lookup.js';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -32,6 +24,11 @@ const MAX_PAGES = 20;
 
 function packageKey(p: unknown): string {
   return isObject(p) ? `${String(p.product_id)}:${String(p.budget ?? '')}` : '?';
+}
+
+/** The operation id our request put in `context` (operation-builder.ts), as a seller echoes it on the buy. */
+export function operationIdIn(context: unknown): string | undefined {
+  return isObject(context) && typeof context.orchestrator_operation_id === 'string' ? context.orchestrator_operation_id : undefined;
 }
 
 /** Does the seller's buy look like the one our request would have made? */
@@ -63,6 +60,8 @@ export function lookupArgs(request: Json, cursor?: string): Json {
 }
 
 export async function lookUpMediaBuy(adcp: AdcpClient, agent: AgentEndpoint, request: Json, sentAt: number, timeoutMs: number): Promise<LookupVerdict> {
+  const ours = operationIdIn(request.context);
+  const echoed: Json[] = [];
   const candidates: string[] = [];
   let cursor: string | undefined;
   try {
@@ -70,15 +69,30 @@ export async function lookUpMediaBuy(adcp: AdcpClient, agent: AgentEndpoint, req
       const reply = await adcp.callTask(agent, 'get_media_buys', lookupArgs(request, cursor), { timeoutMs });
       if (reply.error || reply.status !== 'completed') return { kind: 'unavailable', reason: `get_media_buys answered ${reply.error?.code ?? reply.status}` };
       const buys = Array.isArray(reply.data.media_buys) ? reply.data.media_buys : [];
-      for (const b of buys) if (isObject(b) && couldBeOurs(request, b, sentAt)) candidates.push(String(b.media_buy_id));
-      const pagination = isObject(reply.data.pagination) ? reply.data.pagination : {};
-      if (pagination.has_more !== true || typeof pagination.cursor !== 'string') {
-        return candidates.length ? { kind: 'candidates', mediaBuyIds: candidates } : { kind: 'absent' };
+      for (const b of buys) {
+        if (!isObject(b)) continue;
+        const theirs = operationIdIn(b.context);
+        // An echoed context is the seller's word on whose buy it is: ours, or another operation's.
+        if (ours !== undefined && theirs === ours) echoed.push(b);
+        else if (theirs === undefined && couldBeOurs(request, b, sentAt)) candidates.push(String(b.media_buy_id));
       }
+      const pagination = isObject(reply.data.pagination) ? reply.data.pagination : {};
+      if (pagination.has_more !== true || typeof pagination.cursor !== 'string') return verdictOf(echoed, candidates);
       cursor = pagination.cursor;
     }
     return { kind: 'unavailable', reason: `more than ${MAX_PAGES} pages of media buys` };
   } catch (err) {
     return { kind: 'unavailable', reason: `get_media_buys failed: ${err instanceof Error ? err.message : String(err)}` };
   }
+}
+
+/**
+ * One buy carrying our operation id is ours (a buy without context is then not: this seller
+ * echoes the context of buys made with one, and ours had one). Two carrying it mean the seller
+ * ran our request twice already: a person sorts that out.
+ */
+function verdictOf(echoed: Json[], candidates: string[]): LookupVerdict {
+  if (echoed.length === 1 && typeof echoed[0]!.media_buy_id === 'string') return { kind: 'found', id: echoed[0]!.media_buy_id, record: echoed[0]! };
+  const ids = echoed.length > 0 ? echoed.map((b) => String(b.media_buy_id)) : candidates;
+  return ids.length > 0 ? { kind: 'candidates', ids } : { kind: 'absent' };
 }

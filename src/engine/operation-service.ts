@@ -26,7 +26,8 @@ import type { MutateResult, MutationPlan } from '../store/operations-repo.js';
 import type { SecretBox } from '../store/secret-box.js';
 import { RequestSealer } from './sealed-request.js';
 import { dialectOf, endpointFor } from './agent-endpoints.js';
-import { lookUpMediaBuy, unsafeResendReason, type LookupVerdict } from './media-buy-lookup.js';
+import { idempotencyUnknownPlan, ResendGuard, type GuardAction } from './resend-guard.js';
+import { EXPIRED_CODE } from './resend-policy.js';
 import type { ChangeBus } from './change-bus.js';
 import type { Clock } from './clock.js';
 import { notFound } from './errors.js';
@@ -79,11 +80,14 @@ export class OperationService {
     this.requests = new RequestSealer(secrets);
     this.creation = { store, secrets, bus, metrics, clock, requests: this.requests };
     this.observations = new ObservationWriter({ store, bus, metrics, clock, log, timing: options, governance: () => this.governance });
+    this.resends = new ResendGuard({ store, adcp, secrets, requests: this.requests, callTimeoutMs: options.callTimeoutMs, replayWindowMs: options.replayWindowMs });
   }
 
   private readonly creation: CreationDeps;
   /** Where observations are folded into the stored operation (src/engine/observation-writer.ts). */
   private readonly observations: ObservationWriter;
+  /** Whether an ambiguous send may go again under its key, by what the seller declared (src/engine/resend-guard.ts). */
+  private readonly resends: ResendGuard;
 
   /**
    * Lease long enough to cover one call plus writing its outcome, and the wait for a slot
@@ -169,13 +173,6 @@ export class OperationService {
     return result.row;
   }
 
-  private async lookUpBeforeResend(row: OperationRow): Promise<LookupVerdict> {
-    if (row.type !== 'create_media_buy') return { kind: 'unavailable', reason: `no natural-key lookup for ${row.type}` };
-    const agent = await this.store.agents.get(row.agent_id);
-    if (!agent) return { kind: 'unavailable', reason: 'agent was removed' };
-    return lookUpMediaBuy(this.adcp, endpointFor(agent, this.secrets), this.requests.open(row.request_body), row.created_at, this.options.callTimeoutMs);
-  }
-
   /** An open breaker: the work waits for the half-open probe, and the wait is not counted as an attempt. */
   private async waitForBreaker(row: OperationRow, openUntil: number): Promise<void> {
     const at = Math.max(openUntil, this.clock.now()) + Math.round(1000 * this.clock.random());
@@ -206,15 +203,12 @@ export class OperationService {
     const now = this.clock.now();
     const before = row.status;
     let lookedUp: string | undefined;
-    if (before !== 'requested' && requiresIdempotencyKey(row.type) && now - row.created_at > this.options.replayWindowMs) {
-      // The seller may no longer remember this key: a blind resend could execute twice.
-      // Look the result up by natural key first; resend only when the seller has no such buy.
-      const verdict = await this.lookUpBeforeResend(row);
-      if (verdict.kind !== 'absent') {
-        await this.giveUp(row, unsafeResendReason(verdict));
-        return;
-      }
-      lookedUp = 'no matching media buy at the seller: resending is safe';
+    if (before !== 'requested' && requiresIdempotencyKey(row.type)) {
+      // The same key again only while the seller still remembers it (its declared replay window);
+      // else the outcome is looked up first, and bound or left to a person (resend-guard.ts).
+      const action = await this.resends.beforeResend(row, now);
+      if (action.kind !== 'resend') return this.settleUnsent(row, lease, action);
+      lookedUp = action.note;
     }
     const marked = await this.commit(row.id, lease, (current) => callingMarkPlan(current, now, this.options.callTimeoutMs, this.leaseMs, lookedUp), now);
     if (marked.outcome !== 'applied') return;
@@ -248,6 +242,11 @@ export class OperationService {
     }
     this.metrics.agentCall(agent.name, row.type, reply.error ? 'error' : 'ok');
     if (reply.error) this.metrics.agentError(agent.name, reply.error.code);
+    // The seller forgot the key: what the first send did is looked up, never taken as a failure.
+    if (reply.error?.code === EXPIRED_CODE && requiresIdempotencyKey(row.type)) {
+      await this.settleUnsent(row, lease, await this.resends.afterExpired(row, reply.error));
+      return undefined;
+    }
     // A transient AdCP error (RATE_LIMITED, SERVICE_UNAVAILABLE, …) means the request was not
     // carried out: the same key and bytes go again later, never earlier than retry_after.
     if (reply.status === 'failed' && reply.error?.recovery === 'transient' && !reply.taskId) {
@@ -332,6 +331,7 @@ export class OperationService {
       this.metrics.agentCall(agentName, row.type, 'transport_error');
       this.metrics.agentError(agentName, adcpError?.code ?? errorKind(err));
     }
+    if (adcpError?.code === EXPIRED_CODE && requiresIdempotencyKey(row.type)) return this.settleUnsent(row, lease, await this.resends.afterExpired(row, adcpError));
     if (isRetryableSendFailure(transport)) {
       // A code we do not know is transient only within the retry budget: its last try ends the tries.
       if (adcpError && retriedWithinBudgetOnly(adcpError) && row.attempt >= this.options.maxAttempts) {
@@ -353,6 +353,13 @@ export class OperationService {
     const error: AdcpError = { code: 'reply_too_large', message: err.message };
     if (!requiresIdempotencyKey(row.type)) await this.observe(row.id, lease, { status: 'failed', source, error, message: err.message });
     else await this.finish(row.id, lease, (current) => replyTooLargePlan(current, error, source, this.clock.now()));
+  }
+
+  /** What the resend guard decided instead of a send: bind the seller's record, fail, or stall for a person. */
+  private async settleUnsent(row: OperationRow, lease: Lease, action: Exclude<GuardAction, { kind: 'resend' }>): Promise<void> {
+    if (action.kind === 'bind') await this.observe(row.id, lease, { status: 'completed', source: 'reconcile', data: action.record, message: action.note });
+    else if (action.kind === 'fail') await this.observe(row.id, lease, { status: 'failed', source: 'call', error: action.error, message: action.error.message });
+    else await this.finish(row.id, lease, (current) => idempotencyUnknownPlan(current, action, this.clock.now(), this.options, this.clock.random));
   }
 
   /** Claimed work that keeps failing: escalated, never dropped (giveUpPlan, work-plans.ts). */
