@@ -21,6 +21,8 @@ it('runs a governed campaign to its end and exits 0 within a minute', async () =
     expect(code, `${out}\n${demo.stderr()}`).toBe(0);
     expect(at - started).toBeLessThan(60_000);
     expect(first.at).toBeLessThan(demo.lines.find((l) => /campaign .* done:/.test(l.text))!.at);
+    // One seller is spoken to in AdCP 3.0, the other in 3.1 (buy 2 goes to it).
+    expect(out).toMatch(/sellers sandbox-seller-a \(AdCP 3\.0\), sandbox-seller-b \(AdCP 3\.1\)/);
     expect(out).toMatch(/buy 4 .*governance: denied \(geo_compliance\)/);
     expect(out).toMatch(/buy 2 .*the demo answers as the person/);
     expect(out).toMatch(/buy 3 .*completed \(submitted -> completed, by webhook\)/);

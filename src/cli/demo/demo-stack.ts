@@ -1,7 +1,8 @@
 /**
  * What `adcp-orchestrator demo` runs, all in this process on loopback: the
  * orchestrator on a throw-away SQLite file, the sandbox governance agent, and
- * two sandbox sellers that trust it (accounts `gov_…` are governed), with
+ * two sandbox sellers that trust it (accounts `gov_…` are governed), the first
+ * speaking AdCP 3.0, the second 3.1 (so the campaign crosses both dialects), with
  * timings fast enough for the whole campaign to finish in seconds. The agents
  * are registered through the orchestrator's own API, as a user would.
  */
@@ -24,7 +25,8 @@ export interface DemoStack {
   person: ApiTarget;
   personName: string;
   governance: SandboxGovernance;
-  sellers: Array<{ name: string; id: string; agent: SandboxSeller }>;
+  /** `adcpVersion`: the version the orchestrator speaks with the seller, as its registration answered. */
+  sellers: Array<{ name: string; id: string; agent: SandboxSeller; adcpVersion: string }>;
   governanceId: string;
   close(): Promise<void>;
 }
@@ -70,7 +72,7 @@ export async function startDemoStack(env: NodeJS.ProcessEnv = process.env): Prom
     const governance = await startSandboxGovernance({ reviewDelayMs: null });
     closers.push(() => governance.close());
     const sellerAgents: SandboxSeller[] = [];
-    for (let i = 0; i < 2; i++) {
+    for (const adcpVersion of ['3.0', '3.1'] as const) {
       // A flight of six reporting periods flown in about ten seconds: the demo watches its buys deliver to the end.
       const s = await startSandboxSeller({
         submittedDelayMs: 1500,
@@ -78,6 +80,7 @@ export async function startDemoStack(env: NodeJS.ProcessEnv = process.env): Prom
         statusStepMs: 500,
         creativeReviewMs: 400,
         governance: { agentUrl: governance.url, jwksUrl: governance.jwksUrl },
+        adcpVersion,
       });
       closers.push(() => s.close());
       sellerAgents.push(s);
@@ -91,8 +94,8 @@ export async function startDemoStack(env: NodeJS.ProcessEnv = process.env): Prom
     const sellers: DemoStack['sellers'] = [];
     for (const [i, s] of sellerAgents.entries()) {
       const name = `sandbox-seller-${String.fromCharCode(97 + i)}`;
-      const agent = await callApi<{ id: string }>(operator, 'POST', '/v1/agents', { name, role: 'seller', protocol: 'mcp', url: s.url, webhook_signing: { jwks_uri: s.jwksUrl } });
-      sellers.push({ name, id: agent.id, agent: s });
+      const agent = await callApi<{ id: string; adcp_version: string }>(operator, 'POST', '/v1/agents', { name, role: 'seller', protocol: 'mcp', url: s.url, webhook_signing: { jwks_uri: s.jwksUrl } });
+      sellers.push({ name, id: agent.id, agent: s, adcpVersion: agent.adcp_version });
     }
     const gov = await callApi<{ id: string }>(operator, 'POST', '/v1/agents', { name: 'sandbox-governance', role: 'governance', protocol: 'mcp', url: governance.url });
     return { app, operator, person, personName: PERSON_KEY_NAME, governance, sellers, governanceId: gov.id, close };

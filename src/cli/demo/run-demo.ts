@@ -1,6 +1,6 @@
 /**
  * The demo's script: sync a plan, run a governed campaign of four buys across
- * two sandbox sellers, and print what happens as it happens:
+ * two sandbox sellers (A speaks AdCP 3.0, B 3.1), and print what happens as it happens:
  *   1. seller A, an instant buy: approved, bought (its product under-delivers,
  *      so its delivered spend ends below what was committed);
  *   2. seller B, a buy running past the plan's flight: the governance agent
@@ -50,7 +50,7 @@ export async function runDemo(stack: DemoStack, out: DemoOutput, timeoutMs = 50_
   const flightEnd = new Date(now + 365 * DAY).toISOString();
   const sellerUrls = stack.sellers.map((s) => s.agent.url);
 
-  say(`orchestrator ${op.url}; sellers ${stack.sellers.map((s) => s.name).join(', ')}; governance agent ${stack.governance.url}`);
+  say(`orchestrator ${op.url}; sellers ${stack.sellers.map((s) => `${s.name} (AdCP ${s.adcpVersion})`).join(', ')}; governance agent ${stack.governance.url}`);
   const sync = await callApi<{ id: string }>(op, 'POST', '/v1/plans', {
     agent_id: stack.governanceId,
     plans: [
