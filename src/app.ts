@@ -61,6 +61,11 @@ import { ReportingReceiver } from './webhooks/reporting-receiver.js';
 import type { ReportIngest } from './engine/media-buys/report-ingest.js';
 import { createLiveBuys, recordLiveBuys } from './engine/media-buys/wiring.js';
 import { applyPendingFires } from './webhooks/recovery.js';
+import { ConfigError } from './config.js';
+import { loadSigningKeyFile } from './signing-key-file.js';
+import { SigningKeyFileError, SigningKeys } from './engine/signing-keys.js';
+import { SigningKeysRepo } from './store/signing-keys-repo.js';
+import { wellKnownRoutes } from './api/routes/well-known.js';
 
 export interface AppOptions {
   config: Config;
@@ -104,6 +109,8 @@ export interface App {
   reportingReceiver: ReportingReceiver;
   /** Runs live buys' timers and their governance delivery outcomes. */
   buyWorker: BuyWorker;
+  /** Our request-signing keys: what signs requests to sellers and what /.well-known/jwks.json publishes. */
+  signingKeys: SigningKeys;
   /** Listens on the configured port; returns the base URL. */
   listen(): Promise<string>;
   close(): Promise<void>;
@@ -112,6 +119,8 @@ export interface App {
 export async function createApp(opts: AppOptions): Promise<App> {
   const { config, logger } = opts;
   if (config.ADCP_ORCH_DEBUG_GC) exposedGc(); // refuse at once, before opening anything
+  // A key file that cannot be read or is no Ed25519 private key stops the start here, before anything is opened.
+  const keyFile = loadSigningKeyFile(config.ADCP_ORCH_SIGNING_KEY_FILE);
   const clock = opts.clock ?? systemClock;
   const instanceId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const secretKey = resolveSecretKey(config.ADCP_ORCH_SECRET_KEY, config.ADCP_ORCH_DATABASE_URL);
@@ -125,6 +134,22 @@ export async function createApp(opts: AppOptions): Promise<App> {
     sqliteBusyTimeoutMs: SQLITE_SERVE_BUSY_TIMEOUT_MS,
   });
   const secrets = new SecretBox(secretKey.key);
+  const signingKeys = new SigningKeys({
+    repo: new SigningKeysRepo(store.db),
+    secrets,
+    clock,
+    log: logger,
+    ...(keyFile && { keyFile }),
+    graceMs: config.ADCP_ORCH_SIGNING_KEY_GRACE_MS,
+    leadMs: config.ADCP_ORCH_SIGNING_KEY_LEAD_MS,
+  });
+  try {
+    // The key exists before anything can call a seller: made now at first start, or the file's published.
+    await signingKeys.start();
+  } catch (err) {
+    await store.close();
+    throw err instanceof SigningKeyFileError ? new ConfigError([err.message]) : err;
+  }
   const metrics = new Metrics(store, { instanceDeadAfterMs: config.ADCP_ORCH_INSTANCE_DEAD_AFTER_MS });
   // The database going away is a pause for all of the below, not a crash or a failure per attempt.
   outage = new DatabaseOutage(logger, metrics, clock);
@@ -132,7 +157,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
   const bus = new ChangeBus();
   // Live buys and their creatives: the write hooks first, before anything writes an operation (src/engine/media-buys/wiring.ts).
   const buyRecording = recordLiveBuys({ store, bus, clock, logger, config });
-  const adcp = opts.adcp ?? createAdcpClient({ maxReplyBytes: config.ADCP_ORCH_MAX_REPLY_BYTES });
+  const adcp = opts.adcp ?? createAdcpClient({ maxReplyBytes: config.ADCP_ORCH_MAX_REPLY_BYTES, signer: signingKeys });
   const bulkheads = new AgentBulkheads({
     maxConcurrent: config.ADCP_ORCH_AGENT_MAX_CONCURRENT_CALLS,
     maxQueued: config.ADCP_ORCH_AGENT_MAX_QUEUED_CALLS,
@@ -286,6 +311,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     creatives,
     plugins: [
       webhookRoutes(receiver, config.ADCP_ORCH_PUBLIC_URL, reportingReceiver),
+      wellKnownRoutes({ keys: signingKeys, publicUrl: config.ADCP_ORCH_PUBLIC_URL }),
       live.routes,
       subscriptionRoutes({ store, secrets, allowPrivateNetwork: config.ADCP_ORCH_ALLOW_PRIVATE_NETWORK, wake: () => subscriptions.wake() }),
       dashboard,
@@ -319,6 +345,7 @@ export async function createApp(opts: AppOptions): Promise<App> {
     reportIngest,
     reportingReceiver,
     buyWorker,
+    signingKeys,
     async listen() {
       // Before anything else: on SQLite this refuses a second serve on the file, or releases a dead one's leases.
       await instances.start();
@@ -356,6 +383,14 @@ export async function createApp(opts: AppOptions): Promise<App> {
             name: 'refresh agent capabilities',
             run: async () => {
               await agentCapabilities.refreshDue(config.ADCP_ORCH_CAPABILITIES_REFRESH_MS);
+            },
+          },
+          {
+            // Replaced signing keys leave the JWKS after their grace; private halves go once they no longer sign.
+            name: 'prune request-signing keys',
+            run: async () => {
+              const dropped = await signingKeys.prune();
+              if (dropped > 0) logger.info({ dropped }, 'replaced request-signing keys left the JWKS');
             },
           },
           {

@@ -199,6 +199,28 @@ export const ConfigSchema = z.object({
   ADCP_ORCH_CREATIVE_APPROVAL_TIMEOUT_MS: intMs(172_800_000).pipe(z.number().min(100, 'must be at least 100 milliseconds')),
   /** `serve --sandbox`: the sandbox seller's "hour" for reporting fires and its compressed flights; at least 100 ms. */
   ADCP_ORCH_SANDBOX_REPORT_INTERVAL_MS: intMs(10_000).pipe(z.number().min(100, 'must be at least 100 milliseconds')),
+  /**
+   * Our request-signing key (README, Signed requests): a file holding an Ed25519 private key
+   * (PKCS#8 PEM or a private JWK), read at start; unset, a key is made at first start and kept
+   * in the database, sealed under ADCP_ORCH_SECRET_KEY. A file that cannot be read, or holds
+   * anything else, stops `serve` at start (src/signing-key-file.ts).
+   */
+  ADCP_ORCH_SIGNING_KEY_FILE: z.string().min(1, 'must name a file').optional(),
+  /**
+   * How long a replaced signing key stays in our JWKS after the new one starts signing: requests
+   * signed just before keep verifying at sellers that cached our keys. At least 6 minutes (a
+   * signature's 5 minutes of validity plus the verifiers' 60 s of clock skew).
+   */
+  ADCP_ORCH_SIGNING_KEY_GRACE_MS: z.coerce
+    .number({ message: 'must be a number of milliseconds' })
+    .int('must be a whole number of milliseconds')
+    .min(360_000, 'must be at least 360000 (6 minutes: a signature lives 5 minutes, verifiers allow 60 s of skew)')
+    .default(86_400_000),
+  /**
+   * How long a rotated key is published before it signs (`signing-keys rotate`), so every
+   * instance has it and sellers that fetched our JWKS within their 30 s refetch cooldown see it.
+   */
+  ADCP_ORCH_SIGNING_KEY_LEAD_MS: intMs(60_000).pipe(z.number().max(86_400_000, 'must be at most 86400000 (a day)')),
   /** How long a dashboard sign-in lasts before the person signs in again (default 12 h). */
   ADCP_ORCH_SESSION_TTL_MS: z.coerce
     .number({ message: 'must be a number of milliseconds' })

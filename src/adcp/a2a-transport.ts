@@ -23,6 +23,7 @@ import { runInOwnScope } from './call-scope.js';
 import { readHttpFailure } from './http-failure.js';
 import { fetchWithRequestSignal } from './request-signal.js';
 import { SharedAttempt } from './shared-attempt.js';
+import { signingFetch, type OutboundSigner } from './signing-fetch.js';
 import { HttpStatusFailure, JsonRpcFailure } from './transport-error.js';
 import { AdcpTransportError, type AgentEndpoint } from './types.js';
 
@@ -63,8 +64,7 @@ const PROFILE_HEADERS: Readonly<Record<string, string>> = {
   'X-A2A-Extensions': ADCP_A2A_PROFILE,
 };
 
-/** Each request tied to the call it is made for, its reply counted against the cap. */
-const scopedFetch = fetchWithRequestSignal();
+type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
 /** Card URLs to try: the URL itself if it names a card, else the well-known paths under it, then under its origin. */
 export function cardUrls(agentUrl: string): string[] {
@@ -89,8 +89,12 @@ function headersFor(agent: AgentEndpoint, target: string): Record<string, string
 
 export class A2aTransport {
   private readonly cards = new Map<string, SharedAttempt<Card>>();
+  /** Each request tied to the call it is made for, its reply counted against the cap, signed when the seller asks (signing-fetch.ts). */
+  private readonly scopedFetch: Fetch;
 
-  constructor(private readonly opts: { maxReplyBytes: number }) {}
+  constructor(private readonly opts: { maxReplyBytes: number; signer?: OutboundSigner }) {
+    this.scopedFetch = fetchWithRequestSignal(signingFetch((input, init) => fetch(input, init), opts.signer));
+  }
 
   private card(agent: AgentEndpoint, signal: AbortSignal): Promise<Card> {
     let pending = this.cards.get(agent.url);
@@ -109,7 +113,7 @@ export class A2aTransport {
   private async readCard(agent: AgentEndpoint): Promise<Card> {
     let lastStatus: number | undefined;
     for (const url of cardUrls(agent.url)) {
-      const response = await scopedFetch(url, { headers: headersFor(agent, url) });
+      const response = await this.scopedFetch(url, { headers: headersFor(agent, url) });
       if (!response.ok) {
         lastStatus = response.status;
         const failure = await readHttpFailure(response);
@@ -162,7 +166,7 @@ export class A2aTransport {
         },
       },
     };
-    const response = await scopedFetch(endpoint, {
+    const response = await this.scopedFetch(endpoint, {
       method: 'POST',
       headers: { ...headersFor(agent, endpoint), ...PROFILE_HEADERS },
       body: JSON.stringify(body),

@@ -18,6 +18,7 @@ import { protocolPayload, taskReplyFromRaw, type RawReply } from './raw-reply.js
 import { DIALECT_3_0, withVersionPin, type AgentDialect } from './dialect.js';
 import { requestInvalidError } from './request-schema.js';
 import { scrubbingClient } from './scrub-secrets.js';
+import { withSellerSigning, type OutboundSigner } from './signing-fetch.js';
 import { toTransportError } from './transport-error.js';
 import { AdcpTransportError, type AdcpClient, type AgentEndpoint, type CallOptions, type ListTasksPage, type TaskReply } from './types.js';
 
@@ -33,6 +34,8 @@ export interface AdcpClientOptions {
   leanPolls?: boolean;
   /** The largest reply body read (reply-limit.ts); a larger one ends the call `reply_too_large`. */
   maxReplyBytes?: number;
+  /** Our request signer (signing-fetch.ts): requests a seller's declaration calls for are signed with its key. */
+  signer?: OutboundSigner;
 }
 
 type Step<T> = (signal: AbortSignal, timeoutMs: number, onHttpFailure: (f: HttpFailure) => void, replyBytes: () => number) => Promise<T>;
@@ -137,8 +140,8 @@ export function createAdcpClient(options: AdcpClientOptions = {}): AdcpClient {
   const callTimeoutMs = options.callTimeoutMs ?? 300_000;
   const pollTimeoutMs = options.pollTimeoutMs ?? 30_000;
   const maxReplyBytes = options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
-  const mcp = new McpTransport({ leanPolls: options.leanPolls, maxReplyBytes });
-  const a2a = new A2aTransport({ maxReplyBytes });
+  const mcp = new McpTransport({ leanPolls: options.leanPolls, maxReplyBytes, signer: options.signer });
+  const a2a = new A2aTransport({ maxReplyBytes, signer: options.signer });
 
   async function send(
     agent: AgentEndpoint,
@@ -167,8 +170,9 @@ export function createAdcpClient(options: AdcpClientOptions = {}): AdcpClient {
     }
   }
 
-  // Whatever an agent answers is cleaned of the secrets we sent it (see scrub-secrets.ts).
-  return scrubbingClient({
+  // Whatever an agent answers is cleaned of the secrets we sent it (see scrub-secrets.ts);
+  // every call runs with its agent's signing declaration in scope (signing-fetch.ts).
+  return scrubbingClient(inSellerScope({
     callTask(agent, task, params, opts?: CallOptions): Promise<TaskReply> {
       const dialect = agent.dialect ?? DIALECT_3_0;
       // The version pin the agent's dialect calls for (a stored request already carries it).
@@ -220,5 +224,16 @@ export function createAdcpClient(options: AdcpClientOptions = {}): AdcpClient {
     async close(): Promise<void> {
       await Promise.all([mcp.close(), a2a.close()]);
     },
-  });
+  }));
+}
+
+/** Each call of `client` run with its agent's request-signing declaration in scope, so the transports' fetch signs what it asks for. */
+function inSellerScope(client: AdcpClient): AdcpClient {
+  return {
+    callTask: (agent, ...rest) => withSellerSigning(agent.signing, () => client.callTask(agent, ...rest)),
+    continueTask: (agent, ...rest) => withSellerSigning(agent.signing, () => client.continueTask(agent, ...rest)),
+    getTask: (agent, ...rest) => withSellerSigning(agent.signing, () => client.getTask(agent, ...rest)),
+    listTasks: (agent, ...rest) => withSellerSigning(agent.signing, () => client.listTasks(agent, ...rest)),
+    close: () => client.close(),
+  };
 }

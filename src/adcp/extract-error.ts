@@ -10,6 +10,7 @@
  * `message: ''`, each of which a vector in transport-error-mapping.json forbids.
  */
 import { clampRetryAfter, resolveRecovery } from './recovery.js';
+import { explainSignatureRefusal } from './signature-refusal.js';
 import { isJsonObject, nonEmptyString, type JsonObject } from './json.js';
 import type { AdcpError } from './types.js';
 
@@ -72,5 +73,6 @@ export function toAdcpError(wire: WireAdcpError): AdcpError {
   if (wire.field !== undefined) out.field = wire.field;
   if (wire.suggestion !== undefined) out.suggestion = wire.suggestion;
   if (wire.details !== undefined) out.details = wire.details;
-  return out;
+  // A refused request signature carried as an AdCP error says what to check, as the 401 does.
+  return explainSignatureRefusal(out);
 }

@@ -6,6 +6,7 @@ import { parseJsonObject } from './json.js';
 import { jsonRpcError, payloadError, toAdcpError, type WireAdcpError } from './extract-error.js';
 import { clampRetryAfter } from './recovery.js';
 import { readTextUpTo } from './reply-limit.js';
+import { challengeCode, explainSignatureRefusal, isSignatureRefusalCode } from './signature-refusal.js';
 import type { AdcpError } from './types.js';
 
 export interface HttpFailure {
@@ -14,6 +15,8 @@ export interface HttpFailure {
   body?: string;
   /** `Retry-After` header in seconds (delta-seconds or HTTP-date). */
   retryAfterSeconds?: number;
+  /** `WWW-Authenticate`, where a seller names why it refused our request signature. */
+  wwwAuthenticate?: string;
 }
 
 const BODY_CAP = 64 * 1024;
@@ -35,6 +38,8 @@ export async function readHttpFailure(response: Response): Promise<HttpFailure> 
   const failure: HttpFailure = { status: response.status };
   const retry = parseRetryAfterHeader(response.headers.get('retry-after'));
   if (retry !== undefined) failure.retryAfterSeconds = retry;
+  const challenge = response.headers.get('www-authenticate');
+  if (challenge) failure.wwwAuthenticate = challenge;
   try {
     failure.body = await readTextUpTo(response.body, BODY_CAP);
   } catch {
@@ -58,6 +63,8 @@ function bodyError(body: string | undefined): WireAdcpError | undefined {
  * missing `retry_after`. Other statuses carry no AdCP meaning of their own.
  */
 export function httpFailureError(failure: HttpFailure): AdcpError | undefined {
+  const refusal = signatureRefusal(failure);
+  if (refusal) return refusal;
   const wire = bodyError(failure.body);
   let error: AdcpError | undefined = wire ? toAdcpError(wire) : undefined;
   if (!error && failure.status === 429) error = { code: 'RATE_LIMITED', recovery: 'transient' };
@@ -68,4 +75,19 @@ export function httpFailureError(failure: HttpFailure): AdcpError | undefined {
     error.retryAfterSeconds = failure.retryAfterSeconds;
   }
   return error;
+}
+
+/**
+ * A 401 refusing our request signature (signature-refusal.ts): the code from
+ * `WWW-Authenticate: Signature error="…"`, else from a body `{"error": "<code>"}` (what the
+ * SDK's verifier answers beside the header), with the seller's message if any.
+ */
+function signatureRefusal(failure: HttpFailure): AdcpError | undefined {
+  if (failure.status !== 401) return undefined;
+  const body = failure.body ? parseJsonObject(failure.body) : undefined;
+  const bodyCode = typeof body?.error === 'string' && isSignatureRefusalCode(body.error) ? body.error : undefined;
+  const code = challengeCode(failure.wwwAuthenticate) ?? bodyCode;
+  if (!code) return undefined;
+  const message = typeof body?.message === 'string' && body.message.trim() !== '' ? body.message.slice(0, 500) : undefined;
+  return explainSignatureRefusal({ code, recovery: 'terminal', ...(message && { message }), details: { http_status: 401 } });
 }

@@ -29,6 +29,8 @@ import { readHttpFailure, type HttpFailure } from './http-failure.js';
 import { fetchWithRequestSignal, withBody } from './request-signal.js';
 import { ReplyTooLargeError } from './reply-limit.js';
 import { SharedAttempt } from './shared-attempt.js';
+import { signingFetch, type OutboundSigner } from './signing-fetch.js';
+import { signingDecision } from './signing-policy.js';
 import type { McpToolResult } from './extract-mcp.js';
 import { LeanMcpPoller } from './mcp-lean-poll.js';
 import type { AgentEndpoint } from './types.js';
@@ -40,21 +42,25 @@ const MAX_REMEMBERED = 1_000;
 /** Per-call slot where the fetch wrapper leaves the HTTP error response it saw. */
 const httpSlot = new AsyncLocalStorage<{ failure?: HttpFailure }>();
 
-/**
- * Every request gets a signal of its own: the transport hands each fetch its
- * session-wide signal, which would otherwise collect a listener per request (see
- * request-signal.ts).
- */
-const requestSignalFetch = fetchWithRequestSignal();
+type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
-async function capturingFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
-  const response = await requestSignalFetch(input, init);
-  if (response.ok) return response;
-  // An error body is read once, capped, and handed on as that text (the client reads it for its message).
-  const failure = await readHttpFailure(response);
-  const slot = httpSlot.getStore();
-  if (slot && !slot.failure) slot.failure = failure;
-  return withBody(response, failure.body ?? '');
+/**
+ * The fetch under every session: each request gets a signal of its own (the transport
+ * hands each fetch its session-wide signal, which would otherwise collect a listener
+ * per request, see request-signal.ts), and is signed when the seller's declaration
+ * calls for it (signing-fetch.ts), over the exact bytes sent.
+ */
+function capturingFetch(signer: OutboundSigner | undefined): Fetch {
+  const requestSignalFetch = fetchWithRequestSignal(signingFetch((input, init) => fetch(input, init), signer));
+  return async (input, init) => {
+    const response = await requestSignalFetch(input, init);
+    if (response.ok) return response;
+    // An error body is read once, capped, and handed on as that text (the client reads it for its message).
+    const failure = await readHttpFailure(response);
+    const slot = httpSlot.getStore();
+    if (slot && !slot.failure) slot.failure = failure;
+    return withBody(response, failure.body ?? '');
+  };
 }
 
 function authHeaders(token: string | undefined): Record<string, string> {
@@ -77,10 +83,12 @@ export class McpTransport {
   /** The lean path for polls (mcp-lean-poll.ts); off: every poll goes through the SDK client. */
   private readonly lean: LeanMcpPoller | undefined;
   private readonly maxReplyBytes: number;
+  private readonly fetch: Fetch;
 
-  constructor(opts: { leanPolls?: boolean; maxReplyBytes: number }) {
+  constructor(opts: { leanPolls?: boolean; maxReplyBytes: number; signer?: OutboundSigner }) {
     this.lean = opts.leanPolls === false ? undefined : new LeanMcpPoller();
     this.maxReplyBytes = opts.maxReplyBytes;
+    this.fetch = capturingFetch(opts.signer);
   }
 
   private key(agent: AgentEndpoint): string {
@@ -122,7 +130,7 @@ export class McpTransport {
         const client = new Client({ name: 'adcp-orchestrator', version: '0.1.0' });
         const transport = new StreamableHTTPClientTransport(new URL(agent.url), {
           requestInit: { headers: authHeaders(agent.authToken) },
-          fetch: capturingFetch,
+          fetch: this.fetch,
         });
         try {
           await runInOwnScope(signal, this.maxReplyBytes, () => client.connect(transport));
@@ -218,7 +226,9 @@ export class McpTransport {
     timeoutMs: number,
     onHttpFailure: (failure: HttpFailure) => void,
   ): Promise<McpToolResult> {
-    if (this.lean) {
+    // The lean path sends unsigned: a poll the seller wants signed goes through the client.
+    const signed = agent.signing !== undefined && signingDecision(JSON.stringify({ jsonrpc: '2.0', method: 'tools/call', params: { name, arguments: args } }), agent.signing).sign;
+    if (this.lean && !signed) {
       const result = await this.leanPoll(this.lean, agent, name, args, signal).catch((err) => {
         // Our deadline, or a reply past the cap: not sent again.
         if (signal.aborted || err instanceof ReplyTooLargeError) throw err;

@@ -12,6 +12,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { SDK_TABLES } from './sdk-tables.js';
+import { isSignatureRefusalCode } from './signature-refusal.js';
 import type { ErrorRecovery } from './types.js';
 
 const RECOVERIES: readonly string[] = ['transient', 'correctable', 'terminal'];
@@ -43,6 +44,9 @@ export function isErrorRecovery(value: unknown): value is ErrorRecovery {
 
 /** Recovery the standard tables give a code, or undefined for a code we do not know (a vendor's, or a later release's). */
 export function recoveryForCode(code: string): ErrorRecovery | undefined {
+  // The transport taxonomy's request-signature codes are not in the error-code enum: retrying
+  // the same request cannot make its signature pass (signature-refusal.ts).
+  if (isSignatureRefusalCode(code)) return 'terminal';
   const standard = SDK_TABLES.errorRecovery[code];
   if (isErrorRecovery(standard)) return standard;
   return specRecovery(code);

@@ -4,6 +4,7 @@
  */
 import type { AdcpTaskStatus } from '../domain/status.js';
 import type { AgentDialect } from './dialect.js';
+import type { SellerSigning } from './signing-policy.js';
 
 export type AdcpProtocol = 'mcp' | 'a2a';
 export type ErrorRecovery = 'transient' | 'correctable' | 'terminal';
@@ -16,6 +17,8 @@ export interface AgentEndpoint {
   authToken?: string;
   /** The AdCP version we speak with it (dialect.ts); absent: 3.0, as to an agent that declared nothing. */
   dialect?: AgentDialect;
+  /** What it declared of request signing (`request_signing`) and the wire profile: absent, nothing is signed (signing-policy.ts). */
+  signing?: SellerSigning;
 }
 
 /** The AdCP error pulled out of a reply or a transport failure. */

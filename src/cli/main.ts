@@ -16,6 +16,7 @@ import { registerMigrateCommand } from './commands/migrate.js';
 import { registerOpsCommands } from './commands/ops.js';
 import { registerReconcileCommand } from './commands/reconcile.js';
 import { registerServeCommand } from './commands/serve.js';
+import { registerSigningKeysCommand } from './commands/signing-keys.js';
 import { registerSubscriptionCommands } from './commands/subscriptions.js';
 
 const program = new Command()
@@ -31,6 +32,7 @@ const program = new Command()
 registerServeCommand(program);
 registerMigrateCommand(program);
 registerKeysCommand(program);
+registerSigningKeysCommand(program);
 registerAgentCommands(program);
 registerOpsCommands(program);
 registerSubscriptionCommands(program);

@@ -7,6 +7,7 @@
  */
 import type { AgentCapabilities } from '../adcp/capabilities.js';
 import { chooseDialect, DIALECT_3_0, type AgentDialect } from '../adcp/dialect.js';
+import { sellerSigning, type SellerSigning } from '../adcp/signing-policy.js';
 import type { AgentEndpoint } from '../adcp/types.js';
 import type { AgentRow } from '../store/index.js';
 import type { SecretBox } from '../store/secret-box.js';
@@ -32,10 +33,29 @@ export function endpointFor(agent: AgentRow, secrets: SecretBox): AgentEndpoint 
     protocol: agent.protocol as AgentEndpoint['protocol'],
     authToken: agent.auth_token_enc ? openToken(agent.auth_token_enc, secrets) : undefined,
     dialect: dialectOf(agent),
+    ...signingOf(agent),
   };
 }
 
 const dialects = new Map<string, AgentDialect>();
+const signings = new Map<string, { signing?: SellerSigning }>();
+
+/**
+ * What the agent declared of request signing, with the wire profile of the version we
+ * speak with it (src/adcp/signing-policy.ts): absent when it declared none. Memoised by
+ * the capabilities' text, like the dialect.
+ */
+function signingOf(agent: Pick<AgentRow, 'capabilities'>): { signing?: SellerSigning } {
+  const text = agent.capabilities;
+  if (!text) return {};
+  let entry = signings.get(text);
+  if (!entry) {
+    const signing = sellerSigning(JSON.parse(text) as AgentCapabilities, dialectOf(agent));
+    entry = signing ? { signing } : {};
+    setBounded(signings, text, entry, MAX_TOKENS);
+  }
+  return entry;
+}
 
 /**
  * The dialect we speak with a stored agent, from what it declared (src/adcp/dialect.ts).

@@ -29,6 +29,7 @@ import { unresolvedCompletion } from './migrations/022-unresolved-completion.js'
 import { mediaBuyUnreadable } from './migrations/021-media-buy-unreadable.js';
 import { agentCapabilities } from './migrations/023-agent-capabilities.js';
 import { governanceSyncs } from './migrations/024-governance-syncs.js';
+import { signingKeys } from './migrations/025-signing-keys.js';
 
 export function migrationsFor(db: Db): Record<string, Migration> {
   return {
@@ -54,6 +55,7 @@ export function migrationsFor(db: Db): Record<string, Migration> {
     '021-media-buy-unreadable': mediaBuyUnreadable,
     '023-agent-capabilities': agentCapabilities,
     '024-governance-syncs': governanceSyncs,
+    '025-signing-keys': signingKeys,
   };
 }
 

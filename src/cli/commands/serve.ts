@@ -68,7 +68,15 @@ async function serve(config: Config, sandbox: boolean): Promise<void> {
   process.once('SIGINT', () => void shutdown('SIGINT'));
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
 
-  app = await createApp({ config, logger });
+  try {
+    app = await createApp({ config, logger });
+  } catch (err) {
+    // A bad setting found only when it is used (the signing key file): its message and exit code 2, as for any other.
+    const { ConfigError } = await import('../../config.js');
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    process.exit(2);
+  }
   // SQLite: another serve took the file over while we were presumed dead (stopped, hung): two must not serve it.
   app.instances.onSuperseded(() => void shutdown('superseded', 1));
   // A refused start (the SQLite file is served by another live process) ends here with its message, exit code 1.
