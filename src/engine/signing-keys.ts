@@ -68,20 +68,27 @@ export class SigningKeys implements OutboundSigner {
 
   /** Makes sure there is a key to sign with (the file's, or one made now), then reads the table. */
   async start(): Promise<void> {
-    const rows = await this.opts.repo.all();
-    this.rows = rows;
-    const now = this.opts.clock.now();
-    const file = this.opts.keyFile;
-    if (file) {
-      const known = rows.find((r) => r.kid === file.kid);
-      if (known?.publish_until != null) {
-        throw new SigningKeyFileError(
-          `ADCP_ORCH_SIGNING_KEY_FILE holds key ${file.kid}, which a newer key replaced (it leaves our JWKS at ${new Date(known.publish_until).toISOString()}): point it at the current key`,
-        );
+    for (let attempt = 1; ; attempt++) {
+      this.rows = await this.opts.repo.all();
+      const now = this.opts.clock.now();
+      try {
+        const file = this.opts.keyFile;
+        if (file) {
+          const known = this.rows.find((r) => r.kid === file.kid);
+          if (known?.publish_until != null) {
+            throw new SigningKeyFileError(
+              `ADCP_ORCH_SIGNING_KEY_FILE holds key ${file.kid}, which a newer key replaced (it leaves our JWKS at ${new Date(known.publish_until).toISOString()}): point it at the current key`,
+            );
+          }
+          if (!known) await this.add(file, 'file', now);
+        } else if (!this.rows.some((r) => r.source === 'generated' && r.private_jwk_enc !== null && r.publish_until === null)) {
+          await this.add(generateSigningKey(), 'generated', now);
+        }
+        break;
+      } catch (err) {
+        // Another instance made the first key (or published the same file) at the same moment: look again.
+        if (!(err instanceof SigningKeyConflictError) || attempt >= 3) throw err;
       }
-      if (!known) await this.add(file, 'file', now);
-    } else if (!rows.some((r) => r.source === 'generated' && r.private_jwk_enc !== null && r.publish_until === null)) {
-      await this.add(generateSigningKey(), 'generated', now);
     }
     await this.reload();
   }
@@ -160,29 +167,23 @@ export class SigningKeys implements OutboundSigner {
   }
 
   private async add(material: SigningKeyMaterial, source: 'generated' | 'file', now: number, activatesAt = now): Promise<SigningKeyRow> {
-    const replacedUntil = this.rows.length > 0 || source === 'file' ? activatesAt + this.opts.graceMs : null;
-    try {
-      const row = await this.opts.repo.addNext(
-        {
-          kid: material.kid,
-          public_jwk: JSON.stringify(material.publicJwk),
-          // A file's key stays in the file: the database only publishes it.
-          private_jwk_enc: source === 'generated' ? this.opts.secrets.seal(privateJwkText(material)) : null,
-          source,
-          created_at: now,
-          activates_at: activatesAt,
-          publish_until: null,
-        },
-        replacedUntil,
-      );
-      this.opts.log.info({ kid: row.kid, source, activates_at: new Date(activatesAt).toISOString() }, 'request-signing key added');
-      return row;
-    } catch (err) {
-      // Another instance made the first key (or rotated) at the same moment: theirs stands.
-      if (!(err instanceof SigningKeyConflictError) || source === 'file' || activatesAt !== now) throw err;
-      await this.reload();
-      return this.rows[0]!;
-    }
+    const replacedUntil = this.rows.length > 0 ? activatesAt + this.opts.graceMs : null;
+    const row = await this.opts.repo.addNext(
+      {
+        kid: material.kid,
+        public_jwk: JSON.stringify(material.publicJwk),
+        // A file's key stays in the file: the database only publishes it.
+        private_jwk_enc: source === 'generated' ? this.opts.secrets.seal(privateJwkText(material)) : null,
+        source,
+        created_at: now,
+        activates_at: activatesAt,
+        publish_until: null,
+      },
+      replacedUntil,
+      this.rows[0]?.generation ?? 0,
+    );
+    this.opts.log.info({ kid: row.kid, source, activates_at: new Date(activatesAt).toISOString() }, 'request-signing key added');
+    return row;
   }
 
   private async fresh(): Promise<void> {

@@ -44,16 +44,19 @@ export class SigningKeysRepo {
   }
 
   /**
-   * Adds `key` as the next generation and sets the end of publication of every key still
-   * published without one (`retiredUntil`), in one transaction. A generation or kid
-   * taken meanwhile by another process is SigningKeyConflictError: nothing was written.
+   * Adds `key` as the next generation after `expectedTop` (the newest the caller saw) and sets
+   * the end of publication of every key still published without one (`retiredUntil`), in one
+   * transaction. A key added meanwhile by another process (a newer generation, or the same
+   * kid) is SigningKeyConflictError: nothing was written.
    */
-  async addNext(key: Omit<SigningKeyRow, 'generation'>, retiredUntil: number | null): Promise<SigningKeyRow> {
+  async addNext(key: Omit<SigningKeyRow, 'generation'>, retiredUntil: number | null, expectedTop: number): Promise<SigningKeyRow> {
     try {
       return await inWriteTransaction(this.db, async (tx) => {
         const trx = tx.withTables<{ signing_keys: SigningKeysTable }>();
         const top = await trx.selectFrom('signing_keys').select((eb) => eb.fn.max('generation').as('g')).executeTakeFirst();
-        const row: SigningKeyRow = { ...key, generation: Number(top?.g ?? 0) + 1 };
+        // Decided on what the caller saw: a key added since (another instance) makes it decide again.
+        if (Number(top?.g ?? 0) !== expectedTop) throw new SigningKeyConflictError('another process added a signing key meanwhile');
+        const row: SigningKeyRow = { ...key, generation: expectedTop + 1 };
         if (retiredUntil !== null) {
           await trx.updateTable('signing_keys').set({ publish_until: retiredUntil }).where('publish_until', 'is', null).execute();
         }
