@@ -2,8 +2,8 @@
  * Our signed requests end to end (README, Signed requests) against the sandbox seller
  * requiring them (`requireSignedRequests`: create_media_buy and update_media_buy in
  * required_for, verified against our published JWKS over HTTP):
- * - a create and an update (pause) are signed and accepted, with our current key; reads
- *   the seller does not list go unsigned;
+ * - a create and an update (pause) are signed and accepted, with our current key, over
+ *   MCP and over A2A; reads the seller does not list go unsigned;
  * - a request sent unsigned (the signer turned off by its test hook) is refused
  *   request_signature_required: the operation ends failed with that code and a message
  *   saying what to check, and is never sent again;
@@ -60,6 +60,17 @@ describe('signed requests to a seller that requires them', () => {
     expect(records(stack, 'get_adcp_capabilities').every((r) => r.outcome === 'unsigned')).toBe(true);
     expect(records(stack).filter((r) => r.outcome === 'refused')).toEqual([]);
     expect(stack.seller.mediaBuys().map((b) => b.status)).toEqual(['paused']);
+  });
+
+  it('signs over A2A as over MCP: the create reaches the seller signed and is taken', async () => {
+    stack = await signingStack();
+    const { orch, seller } = stack;
+    const a2aAgent = await orch.registerAgent({ name: 'seller-a2a', url: seller.a2aUrl!, protocol: 'a2a' });
+    const created = await orch.api('POST', '/v1/media-buys', { agent_id: a2aAgent, request: liveBuyRequest(['sandbox_instant']), webhook: 'none' });
+    expect(created.status).toBe(202);
+    await waitForStatus(orch, created.body.id, ['completed']);
+    const kid = (await orch.app.signingKeys.signingKey())!.kid;
+    expect(records(stack, 'create_media_buy')).toEqual([expect.objectContaining({ outcome: 'verified', keyid: kid })]);
   });
 
   it('a request sent unsigned is refused request_signature_required: the operation fails with that code, what to check, and is not sent again', async () => {
