@@ -55,7 +55,8 @@ export async function setUpSandbox(app: App, config: Config, baseUrl: string, en
     throw err;
   }
   try {
-    seller31 = await startSandboxSeller({ ...sellerOptions, adcpVersion: '3.1' });
+    // The 3.1 seller requires our creates and updates signed (RFC 9421), verified against the JWKS we publish.
+    seller31 = await startSandboxSeller({ ...sellerOptions, adcpVersion: '3.1', requireSignedRequests: { jwksUrl: `${baseUrl}/.well-known/jwks.json` } });
   } catch (err) {
     await seller.close();
     await governance.close();
@@ -97,7 +98,8 @@ export async function setUpSandbox(app: App, config: Config, baseUrl: string, en
     `adcp-orchestrator (sandbox) on ${baseUrl}`,
     `  database:           ${app.store.db.describe}`,
     `  sandbox seller:     ${seller.url} (agent ${agent.id}; AdCP 3.0)`,
-    `  sandbox seller 3.1: ${seller31.url} (agent ${agent31.id}, ${SANDBOX_SELLER_31_NAME}; AdCP 3.1: get_task_status, list_tasks, media_buy_status)`,
+    `  sandbox seller 3.1: ${seller31.url} (agent ${agent31.id}, ${SANDBOX_SELLER_31_NAME}; AdCP 3.1: get_task_status, list_tasks, media_buy_status; creates and updates signed)`,
+    `  our signing keys:   ${baseUrl}/.well-known/jwks.json (brand.json beside it)`,
     `  sandbox governance: ${governance.url} (agent ${govAgent.id}; accounts gov_… at the seller are governed by it)`,
     `  API key:            ${apiKey}`,
     '',

@@ -81,6 +81,8 @@ export async function startDemoStack(env: NodeJS.ProcessEnv = process.env): Prom
         creativeReviewMs: 400,
         governance: { agentUrl: governance.url, jwksUrl: governance.jwksUrl },
         adcpVersion,
+        // The 3.1 seller requires signed creates and updates: the demo's buys there go signed with our key.
+        ...(adcpVersion === '3.1' && { requireSignedRequests: { jwksUrl: `${base}/.well-known/jwks.json` } }),
       });
       closers.push(() => s.close());
       sellerAgents.push(s);
