@@ -73,6 +73,17 @@ describe('signed requests to a seller that requires them', () => {
     expect(records(stack, 'create_media_buy')).toEqual([expect.objectContaining({ outcome: 'verified', keyid: kid })]);
   });
 
+  it('signs the polls of a seller that lists its poll tool (the lean poll path steps aside)', async () => {
+    stack = await signingStack({ submittedDelayMs: 600, requireSignedRequests: { jwksUrl: () => `${stack!.orch.url}/.well-known/jwks.json`, requiredFor: ['create_media_buy', 'tasks/get'] } });
+    const { orch, agentId } = stack;
+    const created = await orch.api('POST', '/v1/media-buys', { agent_id: agentId, request: liveBuyRequest(['sandbox_submitted']), webhook: 'none' });
+    expect(created.status).toBe(202);
+    await waitForStatus(orch, created.body.id, ['completed']);
+    const polls = records(stack, 'tasks/get');
+    expect(polls.length).toBeGreaterThan(0);
+    expect(polls.every((r) => r.outcome === 'verified')).toBe(true);
+  });
+
   it('a request sent unsigned is refused request_signature_required: the operation fails with that code, what to check, and is not sent again', async () => {
     stack = await signingStack();
     const { orch, agentId } = stack;
